@@ -1,0 +1,165 @@
+package org.pgetl.destination;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.pgetl.error.EtlException;
+
+/**
+ * The answer slot of one destination call: the destination answers it exactly once, from any
+ * thread, at any time after the call; the engine waits for the answer.
+ *
+ * <p><b>Destination side.</b> Answer with {@link #accepted()}, {@link #durable()}, {@link
+ * #fail(EtlException)}, {@link #shutdown()} or the general {@link #send(Outcome)}. The first answer
+ * wins; every later one is ignored and returns {@code false}. All methods are thread-safe and never
+ * block. What each answer means:
+ *
+ * <ul>
+ *   <li>{@code accepted()}: you own the data but it is not durable yet. The engine keeps the data's
+ *       position for a later {@code durable()} and may send more work.
+ *   <li>{@code durable()}: this write <em>and every earlier write of the same stream that you
+ *       answered {@code accepted()}</em> is durable. The engine then advances its persisted
+ *       progress and confirms the position to PostgreSQL, which may then recycle that WAL.
+ *   <li>{@code fail(e)}: the work failed; {@code e.kind()} decides whether the engine retries (see
+ *       {@link org.pgetl.error.ErrorKind#policy()}).
+ *   <li>{@code shutdown()}: you abandon the work because you are shutting down (for example with
+ *       the host process). The pipeline stops through the same path as an external shutdown request
+ *       and records no error; the next start resumes from its persisted state.
+ * </ul>
+ *
+ * <p>A result that is never answered does not hang the pipeline's shutdown beyond its configured
+ * bound, but it stalls the stream it belongs to until then.
+ *
+ * <p><b>Engine side.</b> {@link #create()}, {@link #outcome()}, {@link #await(Duration)} and {@link
+ * #completion()} let the engine (and tests) create results and observe the answer.
+ */
+public final class AsyncResult {
+  private final AtomicReference<Outcome> answer = new AtomicReference<>();
+  private final CompletableFuture<Outcome> future = new CompletableFuture<>();
+
+  private AsyncResult() {}
+
+  /**
+   * Creates an unanswered result. Called by the engine (or a test) before each destination call.
+   *
+   * @return a new result
+   */
+  public static AsyncResult create() {
+    return new AsyncResult();
+  }
+
+  /**
+   * Answers that the destination owns the data but it is not durable yet.
+   *
+   * @return true if this was the first answer, false if the result was already answered
+   */
+  public boolean accepted() {
+    return send(Outcome.ACCEPTED);
+  }
+
+  /**
+   * Answers that this write and every earlier accepted write of the same stream are durable.
+   *
+   * @return true if this was the first answer, false if the result was already answered
+   */
+  public boolean durable() {
+    return send(Outcome.DURABLE);
+  }
+
+  /**
+   * Answers that the work failed.
+   *
+   * @param error why; its kind decides the retry directive
+   * @return true if this was the first answer, false if the result was already answered
+   */
+  public boolean fail(EtlException error) {
+    return send(Outcome.failed(error));
+  }
+
+  /**
+   * Answers that the destination abandons the work because it is shutting down. The pipeline stops
+   * cleanly and records no error.
+   *
+   * @return true if this was the first answer, false if the result was already answered
+   */
+  public boolean shutdown() {
+    return send(Outcome.SHUTDOWN);
+  }
+
+  /**
+   * Answers with any outcome; the general form of the four methods above, for forwarding.
+   *
+   * @param outcome the answer
+   * @return true if this was the first answer, false if the result was already answered
+   */
+  public boolean send(Outcome outcome) {
+    if (outcome == null) {
+      throw new NullPointerException("outcome");
+    }
+    if (!answer.compareAndSet(null, outcome)) {
+      return false;
+    }
+    future.complete(outcome);
+    return true;
+  }
+
+  /**
+   * Returns true once the result has been answered.
+   *
+   * @return whether an answer came
+   */
+  public boolean isAnswered() {
+    return answer.get() != null;
+  }
+
+  /**
+   * Returns the answer, if one came.
+   *
+   * @return the outcome, or empty while unanswered
+   */
+  public Optional<Outcome> outcome() {
+    return Optional.ofNullable(answer.get());
+  }
+
+  /**
+   * Waits for the answer at most {@code timeout}. Called by the engine.
+   *
+   * @param timeout how long to wait
+   * @return the outcome, or empty when none came in time
+   * @throws InterruptedException when the waiting thread is interrupted
+   */
+  public Optional<Outcome> await(Duration timeout) throws InterruptedException {
+    Outcome now = answer.get();
+    if (now != null) {
+      return Optional.of(now);
+    }
+    try {
+      return Optional.of(future.get(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS));
+    } catch (TimeoutException e) {
+      return Optional.empty();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("result future never fails", e);
+    }
+  }
+
+  /**
+   * Returns a stage that completes with the answer, on the answering thread. Called by the engine
+   * to be woken without polling; callbacks must be short and must not block.
+   *
+   * @return the completion stage
+   */
+  public CompletionStage<Outcome> completion() {
+    return future.minimalCompletionStage();
+  }
+
+  @Override
+  public String toString() {
+    Outcome o = answer.get();
+    return "AsyncResult[" + (o == null ? "pending" : o) + "]";
+  }
+}

@@ -1,0 +1,124 @@
+package org.pgetl.destination;
+
+import java.util.List;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.Event;
+import org.pgetl.model.ReplicatedTableSchema;
+
+/**
+ * Where a pipeline delivers data: implement this to receive the initial copy of every published
+ * table and then every committed change.
+ *
+ * <h2>Calls, threads and order</h2>
+ *
+ * <ol>
+ *   <li>{@link #startup(DestinationContext)} once, on the thread that calls {@code
+ *       Pipeline.start()}, before any other call.
+ *   <li>For each table that needs a copy: {@link #dropTableForCopy} (remove whatever an earlier
+ *       copy attempt wrote), then {@link #writeTableRows} batches from several copy threads at once
+ *       (one per copy partition), then possibly the {@link TableCopyWrite.Finish} barrier.
+ *   <li>{@link #writeEvents} from the apply thread and, while tables catch up after their copy,
+ *       from their table-sync threads: several streams may call concurrently.
+ *   <li>{@link #shutdown()} once, after the last write was answered or abandoned, on the thread
+ *       that stops the pipeline.
+ * </ol>
+ *
+ * <p>Methods must return quickly: queue the work and answer the {@link AsyncResult} later, from any
+ * thread. A method may also throw {@link EtlException} for a failure it detects at once; that is
+ * equivalent to {@code result.fail(e)}.
+ *
+ * <h2>Acknowledgements</h2>
+ *
+ * Each call carries an {@link AsyncResult} that must be answered exactly once: {@code accepted()}
+ * (owned, not yet durable), {@code durable()} (this and every earlier accepted write of the same
+ * stream are durable), {@code fail(e)} or {@code shutdown()} (abandoned because the destination is
+ * stopping). The pipeline's durable progress — and so what PostgreSQL may discard — only advances
+ * on {@code durable()}.
+ *
+ * <h2>Delivery guarantees</h2>
+ *
+ * <ul>
+ *   <li>At-least-once: after a restart, everything after the last durable point is delivered again.
+ *       Deduplicate copy batches on {@link TableCopyBatchId} and events on {@link
+ *       Event#sequenceKey()}.
+ *   <li>Per-table order of events is preserved. BEGIN and COMMIT may repeat across streams while
+ *       tables catch up; batches follow size and time limits, not transaction boundaries.
+ *   <li>Each copy partition waits for the answer to a batch before it sends its next batch.
+ * </ul>
+ *
+ * <p>Implementations must be thread-safe. See {@code docs/destination-contract.md} for the full
+ * guide.
+ */
+public interface Destination {
+
+  /**
+   * Returns a short name for logs, metrics and the lifecycle table ({@code destination_name}).
+   * Called from any thread; must be constant.
+   *
+   * @return the name
+   */
+  String name();
+
+  /**
+   * Prepares the destination, once, before any write: open connections, create namespaces. Called
+   * on the thread that runs {@code Pipeline.start()}. A thrown {@link EtlException} fails the
+   * start.
+   *
+   * @param context the pipeline's id and its store for destination table metadata
+   */
+  default void startup(DestinationContext context) {}
+
+  /**
+   * Removes what an earlier copy attempt of this table wrote, before the table is copied (again)
+   * from scratch. Called by a table-sync thread before every copy attempt, including the first
+   * (then there may be nothing to remove: succeed anyway).
+   *
+   * <p>Before answering, make sure that no write accepted during an earlier attempt can still
+   * change the table (wait for, cancel or reject such writes). Answer {@code durable()} (or {@code
+   * accepted()}: both mean done) when the table is gone or empty.
+   *
+   * @param table the table's schema as the earlier attempt knew it, or the current one
+   * @param result answer once, from any thread
+   */
+  void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result);
+
+  /**
+   * Writes one batch of a table's initial copy, or the terminal {@link TableCopyWrite.Finish}
+   * barrier. Called concurrently by the copy threads of a table (and of several tables); each copy
+   * partition waits for the answer before it sends its next batch. There is no order between
+   * batches of different partitions.
+   *
+   * <p>A {@link TableCopyWrite.Batch} may be answered {@code accepted()}; then the engine sends
+   * {@code Finish} after the last batch and the table's copy is complete only when {@code Finish}
+   * is answered {@code durable()} — which must mean that every batch of this attempt is durable.
+   * {@code Finish} is also sent for an empty table, so the destination can create it.
+   *
+   * @param table the table's replicated schema; every row follows it
+   * @param write a batch (with an id to deduplicate on) or the barrier
+   * @param result answer once, from any thread
+   */
+  void writeTableRows(ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result);
+
+  /**
+   * Writes a batch of change events of one stream, in order. Called by the apply thread and by
+   * table-sync threads during catch-up; each stream has a bounded number of writes in flight.
+   *
+   * <p>With {@link WriteDurability#MAY_DEFER} you may answer {@code accepted()} and confirm later:
+   * a {@code durable()} answer covers every earlier accepted write of the stream (never an earlier
+   * write still unanswered). With {@link WriteDurability#REQUIRE_DURABLE} you must answer {@code
+   * durable()} or fail; {@code accepted()} is a contract violation that fails the stream. An empty
+   * list with {@code REQUIRE_DURABLE} is a barrier: make everything accepted so far durable.
+   *
+   * @param events the events, in stream order; never empty with {@code MAY_DEFER}
+   * @param durability whether the answer may be deferred
+   * @param result answer once, from any thread
+   */
+  void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result);
+
+  /**
+   * Releases the destination's resources, once, after the pipeline stopped submitting work (every
+   * pending result is answered or abandoned). Called on the thread that stops the pipeline. A
+   * thrown exception is reported by {@code Pipeline.awaitTermination}.
+   */
+  default void shutdown() {}
+}

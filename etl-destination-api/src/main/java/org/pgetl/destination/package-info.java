@@ -1,0 +1,6 @@
+/**
+ * The destination SPI: implement {@link org.pgetl.destination.Destination} to receive the initial
+ * copy of each published table and then every committed change, and answer each call through its
+ * {@link org.pgetl.destination.AsyncResult}.
+ */
+package org.pgetl.destination;

@@ -1,0 +1,5 @@
+/**
+ * Errors: the one unchecked {@link org.pgetl.error.EtlException}, its {@link
+ * org.pgetl.error.ErrorKind}, and the retry directive and operator hint of each kind.
+ */
+package org.pgetl.error;
