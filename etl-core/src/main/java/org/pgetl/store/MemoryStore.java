@@ -1,0 +1,376 @@
+package org.pgetl.store;
+
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.lifecycle.LifecycleRecord;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableSchema;
+
+/**
+ * A {@link PipelineStore} in memory, for tests, demos and pipelines whose state may be lost with
+ * the process (a restart then copies every table again).
+ *
+ * <p>One instance holds one pipeline's state; reuse the instance across {@code Pipeline} runs in
+ * the same process to resume. All methods take one short lock (there is no I/O).
+ */
+public final class MemoryStore implements PipelineStore {
+  private final String pipelineId;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<TableId, Deque<TableState>> states = new HashMap<>();
+  private final Map<ProgressKey, Lsn> progress = new HashMap<>();
+  private final Map<TableId, TreeMap<Lsn, TableSchema>> schemas = new HashMap<>();
+  private final Map<TableId, DestinationTableMetadata> metadata = new HashMap<>();
+  private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
+
+  /**
+   * Creates an empty store for a pipeline.
+   *
+   * @param pipelineId the pipeline id
+   */
+  public MemoryStore(String pipelineId) {
+    this.pipelineId = Objects.requireNonNull(pipelineId, "pipelineId");
+  }
+
+  @Override
+  public String pipelineId() {
+    return pipelineId;
+  }
+
+  @Override
+  public Map<TableId, TableState> loadTableStates() {
+    return tableStates();
+  }
+
+  @Override
+  public Map<TableId, TableState> tableStates() {
+    lock.lock();
+    try {
+      Map<TableId, TableState> out = new TreeMap<>();
+      states.forEach((t, h) -> out.put(t, h.peekFirst()));
+      return Map.copyOf(out);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Optional<TableState> tableState(TableId table) {
+    lock.lock();
+    try {
+      Deque<TableState> h = states.get(table);
+      return h == null ? Optional.empty() : Optional.of(h.peekFirst());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void updateTableState(TableId table, TableState state) {
+    updateTableStates(Map.of(table, state));
+  }
+
+  @Override
+  public void updateTableStates(Map<TableId, TableState> newStates) {
+    for (TableState s : newStates.values()) {
+      if (!s.type().isPersisted()) {
+        throw new IllegalArgumentException(s.type() + " is a memory-only state");
+      }
+    }
+    lock.lock();
+    try {
+      newStates.forEach((t, s) -> states.computeIfAbsent(t, k -> new ArrayDeque<>()).addFirst(s));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public TableState rollbackTableState(TableId table) {
+    lock.lock();
+    try {
+      Deque<TableState> h = states.get(table);
+      if (h == null || h.size() < 2) {
+        throw new EtlException(
+            ErrorKind.STATE_ROLLBACK_ERROR,
+            "table " + table + " has no earlier state to roll back to",
+            "pipeline " + pipelineId);
+      }
+      h.removeFirst();
+      return h.peekFirst();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void resetTableState(TableId table) {
+    lock.lock();
+    try {
+      Deque<TableState> h = new ArrayDeque<>();
+      h.add(TableState.INIT);
+      states.put(table, h);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public List<TableState> tableStateHistory(TableId table) {
+    lock.lock();
+    try {
+      Deque<TableState> h = states.get(table);
+      return h == null ? List.of() : List.copyOf(h);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Optional<Lsn> progress(ProgressKey key) {
+    lock.lock();
+    try {
+      return Optional.ofNullable(progress.get(key));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Lsn advanceProgress(ProgressKey key, Lsn lsn) {
+    lock.lock();
+    try {
+      return progress.merge(key, lsn, Lsn::max);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void deleteProgress(ProgressKey key) {
+    lock.lock();
+    try {
+      progress.remove(key);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Optional<TableSchema> tableSchema(TableId table, Lsn lsn) {
+    lock.lock();
+    try {
+      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      if (versions == null) {
+        return Optional.empty();
+      }
+      Map.Entry<Lsn, TableSchema> e = versions.floorEntry(lsn);
+      return e == null ? Optional.empty() : Optional.of(e.getValue());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public List<TableSchema> tableSchemas(TableId table) {
+    lock.lock();
+    try {
+      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      return versions == null ? List.of() : List.copyOf(versions.values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void storeTableSchema(TableSchema schema) {
+    lock.lock();
+    try {
+      schemas.computeIfAbsent(schema.id(), k -> new TreeMap<>()).put(schema.snapshotLsn(), schema);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public int pruneTableSchemas(TableId table, Lsn durableLsn) {
+    lock.lock();
+    try {
+      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      if (versions == null) {
+        return 0;
+      }
+      Lsn keep = versions.floorKey(durableLsn);
+      if (keep == null) {
+        return 0;
+      }
+      Map<Lsn, TableSchema> older = versions.headMap(keep, false);
+      int n = older.size();
+      older.clear();
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Optional<DestinationTableMetadata> get(TableId table) {
+    lock.lock();
+    try {
+      return Optional.ofNullable(metadata.get(table));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void put(TableId table, DestinationTableMetadata value) {
+    Objects.requireNonNull(value, "metadata");
+    lock.lock();
+    try {
+      metadata.put(table, value);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void prepareTableForCopy(TableId table) {
+    lock.lock();
+    try {
+      metadata.remove(table);
+      schemas.remove(table);
+      progress.remove(ProgressKey.tableSync(table));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void resetAllTablesForResync() {
+    lock.lock();
+    try {
+      for (Deque<TableState> h : states.values()) {
+        h.addFirst(TableState.INIT);
+      }
+      progress.remove(ProgressKey.apply());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void deleteTable(TableId table) {
+    lock.lock();
+    try {
+      states.remove(table);
+      schemas.remove(table);
+      metadata.remove(table);
+      progress.remove(ProgressKey.tableSync(table));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void deletePipelineState() {
+    lock.lock();
+    try {
+      states.clear();
+      schemas.clear();
+      metadata.clear();
+      progress.clear();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Optional<LifecycleRecord> readLifecycle(String destinationName) {
+    lock.lock();
+    try {
+      return Optional.ofNullable(lifecycle.get(destinationName));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void writeLifecycle(
+      String destinationName, LifecycleState state, String reason, String updatedBy) {
+    if (state == LifecycleState.RETIRED) {
+      throw new EtlException(
+          ErrorKind.CONFIG_ERROR,
+          "pgetl never writes 'retired': an operator retires a destination with SQL",
+          "destination " + destinationName);
+    }
+    setLifecycleAsOperator(destinationName, state.dbValue(), reason, updatedBy);
+  }
+
+  /**
+   * Writes any lifecycle value, as an operator would with SQL (including {@code retired}). For
+   * tests and demos of the memory store.
+   *
+   * @param destinationName the destination's name
+   * @param rawState the value to store
+   * @param reason why, or null
+   * @param updatedBy who, or null
+   */
+  public void setLifecycleAsOperator(
+      String destinationName, String rawState, String reason, String updatedBy) {
+    lock.lock();
+    try {
+      lifecycle.put(
+          destinationName,
+          new LifecycleRecord(destinationName, rawState, reason, updatedBy, Instant.now()));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "MemoryStore[pipeline=" + pipelineId + "]";
+  }
+
+  /**
+   * Returns a copy of the stored progress rows, for tests.
+   *
+   * @return the progress by worker
+   */
+  public Map<ProgressKey, Lsn> progressSnapshot() {
+    lock.lock();
+    try {
+      return Map.copyOf(new HashMap<>(progress));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Returns the tables that have destination metadata, for tests.
+   *
+   * @return the table ids
+   */
+  public List<TableId> tablesWithMetadata() {
+    lock.lock();
+    try {
+      return new ArrayList<>(metadata.keySet());
+    } finally {
+      lock.unlock();
+    }
+  }
+}
