@@ -1,0 +1,193 @@
+package org.pgetl.core.internal.apply;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.Lsn;
+
+class WriteWindowTest {
+
+  private final WriteWindow window = new WriteWindow(4, () -> {});
+
+  private AsyncResult dispatch(long commitEnd) {
+    AsyncResult r = AsyncResult.create();
+    window.track(r, commitEnd == 0 ? null : Lsn.of(commitEnd), WriteDurability.MAY_DEFER);
+    return r;
+  }
+
+  @Test
+  void durableAdvancesToTheWritesCommitLsn() {
+    AsyncResult r = dispatch(100);
+    assertThat(window.inFlight()).isEqualTo(1);
+    r.durable();
+    assertThat(window.poll().durableAdvancedTo()).isEqualTo(Lsn.of(100));
+    assertThat(window.isClear()).isTrue();
+  }
+
+  @Test
+  void acceptedIsCarriedUntilALaterDurable() {
+    AsyncResult a = dispatch(100);
+    AsyncResult b = dispatch(0); // a batch without a commit
+    a.accepted();
+    assertThat(window.poll().durableAdvancedTo()).isNull();
+    assertThat(window.hasAcceptedNotDurable()).isTrue();
+    assertThat(window.isClear()).isFalse();
+    b.durable();
+    assertThat(window.poll().durableAdvancedTo()).isEqualTo(Lsn.of(100));
+    assertThat(window.isClear()).isTrue();
+  }
+
+  @Test
+  void durableNeverCoversAnEarlierUnansweredWrite() {
+    AsyncResult a = dispatch(100);
+    AsyncResult b = dispatch(200);
+    b.durable();
+    assertThat(window.poll().durableAdvancedTo()).isNull();
+    a.accepted(); // answered after b's durable: b's durable does not cover it
+    assertThat(window.poll().durableAdvancedTo()).isNull();
+    AsyncResult c = dispatch(300);
+    c.durable();
+    assertThat(window.poll().durableAdvancedTo()).isEqualTo(Lsn.of(300));
+  }
+
+  @Test
+  void requireDurableAnsweredAcceptedIsAContractViolation() {
+    AsyncResult r = AsyncResult.create();
+    window.track(r, Lsn.of(5), WriteDurability.REQUIRE_DURABLE);
+    r.accepted();
+    WriteWindow.Progress p = window.poll();
+    assertThat(p.failure()).isNotNull();
+    assertThat(p.failure().kind()).isEqualTo(ErrorKind.DESTINATION_CONTRACT_VIOLATION);
+  }
+
+  @Test
+  void failureAndShutdownAreReported() {
+    AsyncResult a = dispatch(1);
+    a.fail(new EtlException(ErrorKind.DESTINATION_TIMEOUT, "slow"));
+    assertThat(window.poll().failure().kind()).isEqualTo(ErrorKind.DESTINATION_TIMEOUT);
+    WriteWindow w = new WriteWindow(1, () -> {});
+    AsyncResult b = AsyncResult.create();
+    w.track(b, Lsn.of(2), WriteDurability.MAY_DEFER);
+    b.shutdown();
+    assertThat(w.poll().abandoned()).isTrue();
+  }
+
+  @Test
+  void capacityCountsOnlyUnansweredWrites() {
+    WriteWindow w = new WriteWindow(1, () -> {});
+    AsyncResult a = AsyncResult.create();
+    w.track(a, Lsn.of(1), WriteDurability.MAY_DEFER);
+    assertThat(w.isFull()).isTrue();
+    a.accepted();
+    w.poll();
+    assertThat(w.isFull()).isFalse();
+  }
+
+  /** One step of a random schedule: dispatch a write, or answer the i-th unanswered one. */
+  record Step(boolean dispatch, boolean hasCommit, int pick, boolean durable) {}
+
+  @Provide
+  Arbitrary<List<Step>> schedules() {
+    Arbitrary<Step> step =
+        Combinators.combine(
+                Arbitraries.of(true, false),
+                Arbitraries.of(true, false),
+                Arbitraries.integers().between(0, 7),
+                Arbitraries.of(true, false))
+            .as(Step::new);
+    return step.list().ofMinSize(1).ofMaxSize(40);
+  }
+
+  /**
+   * The window never reports a durable point beyond the reference definition, and reaches it once
+   * everything is answered durable.
+   */
+  @Property(tries = 2000, shrinking = ShrinkingMode.FULL)
+  void neverAdvancesPastWhatIsKnownDurable(
+      @ForAll("schedules") List<Step> steps, @ForAll @IntRange(min = 1, max = 4) int capacity) {
+    WriteWindow w = new WriteWindow(capacity, () -> {});
+    List<AsyncResult> results = new ArrayList<>();
+    List<Long> lsns = new ArrayList<>();
+    // reference: per write, answered kind and whether it is known durable
+    List<String> answer = new ArrayList<>();
+    List<Boolean> durable = new ArrayList<>();
+    long nextLsn = 10;
+    Lsn reported = Lsn.ZERO;
+    for (Step s : steps) {
+      List<Integer> unanswered = new ArrayList<>();
+      for (int i = 0; i < results.size(); i++) {
+        if (answer.get(i) == null) {
+          unanswered.add(i);
+        }
+      }
+      if (s.dispatch() && !w.isFull()) {
+        AsyncResult r = AsyncResult.create();
+        long lsn = s.hasCommit() ? nextLsn += 10 : 0;
+        w.track(r, lsn == 0 ? null : Lsn.of(lsn), WriteDurability.MAY_DEFER);
+        results.add(r);
+        lsns.add(lsn);
+        answer.add(null);
+        durable.add(false);
+      } else if (!unanswered.isEmpty()) {
+        int i = unanswered.get(s.pick() % unanswered.size());
+        if (s.durable()) {
+          results.get(i).durable();
+          answer.set(i, "D");
+          durable.set(i, true);
+          for (int j = 0; j < i; j++) {
+            if ("A".equals(answer.get(j))) {
+              durable.set(j, true);
+            }
+          }
+        } else {
+          results.get(i).accepted();
+          answer.set(i, "A");
+        }
+      }
+      WriteWindow.Progress p = w.poll();
+      if (p.durableAdvancedTo() != null) {
+        assertThat(p.durableAdvancedTo()).isGreaterThanOrEqualTo(reported);
+        reported = p.durableAdvancedTo();
+      }
+      assertThat(w.inFlight()).isLessThanOrEqualTo(capacity);
+      long bound = 0;
+      for (int i = 0; i < results.size() && durable.get(i); i++) {
+        bound = Math.max(bound, lsns.get(i));
+      }
+      assertThat(reported.value()).isLessThanOrEqualTo(bound);
+    }
+    // answer everything still open durable, then send a durable barrier (as the engine does): the
+    // window must reach the greatest LSN and be clear
+    for (AsyncResult r : results) {
+      r.durable();
+    }
+    WriteWindow.Progress settled = w.poll();
+    if (settled.durableAdvancedTo() != null) {
+      reported = settled.durableAdvancedTo();
+    }
+    AsyncResult barrier = AsyncResult.create();
+    w.track(barrier, null, WriteDurability.REQUIRE_DURABLE);
+    barrier.durable();
+    WriteWindow.Progress p = w.poll();
+    if (p.durableAdvancedTo() != null) {
+      reported = p.durableAdvancedTo();
+    }
+    long max = lsns.stream().mapToLong(Long::longValue).max().orElse(0);
+    assertThat(reported.value()).isEqualTo(max);
+    assertThat(w.isClear()).isTrue();
+  }
+}
