@@ -473,6 +473,20 @@ class PgOutputDecoderIT {
     assertThat(aborts.get(1).isTopLevel()).isTrue();
   }
 
+  @Test
+  void protocolFourWithStreamingOnSendsNoAbortInfo() throws SQLException {
+    assumeThat(serverVersion)
+        .as("protocol version 4 needs PostgreSQL 16")
+        .isGreaterThanOrEqualTo(160000);
+
+    List<PgOutputMessage> m = abortedStreamedTransaction(4, StreamingMode.ON);
+
+    List<PgOutputMessage.StreamAbort> aborts = all(m, PgOutputMessage.StreamAbort.class);
+    assertThat(aborts).hasSize(2);
+    assertThat(aborts).extracting(PgOutputMessage.StreamAbort::hasAbortInfo).containsOnly(false);
+    assertThat(aborts.get(1).isTopLevel()).isTrue();
+  }
+
   /**
    * Streams a transaction that rolls back a subtransaction and then itself. The stream reads while
    * the transaction runs: PostgreSQL 17 no longer streams the changes of a transaction it already
