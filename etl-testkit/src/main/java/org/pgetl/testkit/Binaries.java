@@ -283,7 +283,7 @@ final class Binaries {
     }
     Path jar = localRepositoryJar(version);
     if (!Files.isRegularFile(jar)) {
-      jar = download(version, jar);
+      jar = download(System.getProperty(REPOSITORY_PROPERTY, CENTRAL), version, jar);
     }
     log.debug("postgresql {} binaries from {}", version, jar);
     try (ZipFile zip = new ZipFile(jar.toFile())) {
@@ -349,8 +349,17 @@ final class Binaries {
     return localRepository().resolve(artifactPath(version));
   }
 
-  private static Path download(PostgresVersion version, Path jar) throws IOException {
-    String base = System.getProperty(REPOSITORY_PROPERTY, CENTRAL).replaceAll("/+$", "");
+  /**
+   * Downloads the binaries jar of a version from a Maven repository and checks its sha1.
+   *
+   * @param repository the repository's base URL
+   * @param version the version
+   * @param jar where the jar goes (its folder is created); if that folder cannot be created, the
+   *     jar goes into the cache folder instead
+   * @return where the jar is now
+   */
+  static Path download(String repository, PostgresVersion version, Path jar) throws IOException {
+    String base = repository.replaceAll("/+$", "");
     String url = base + "/" + artifactPath(version);
     Path dir = jar.getParent();
     try {

@@ -156,7 +156,16 @@ final class Instances {
    * @return the folders deleted
    */
   static List<Path> sweep() {
-    Path root = dataRoot();
+    return sweep(dataRoot());
+  }
+
+  /**
+   * Stops the servers of dead JVMs under a folder and deletes their folders.
+   *
+   * @param root the folder holding one sub-folder per server
+   * @return the folders deleted
+   */
+  static List<Path> sweep(Path root) {
     List<Path> deleted = new ArrayList<>();
     if (!Files.isDirectory(root)) {
       return deleted;
