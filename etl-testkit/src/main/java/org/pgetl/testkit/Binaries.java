@@ -67,8 +67,6 @@ final class Binaries {
   private static final Duration TAR_TIMEOUT = Duration.ofMinutes(5);
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(20);
   private static final Duration DOWNLOAD_TIMEOUT = Duration.ofMinutes(10);
-  private static final Set<PosixFilePermission> WORLD_WRITABLE =
-      PosixFilePermissions.fromString("rwxrwxrwx");
   private static final Pattern LOCAL_REPOSITORY =
       Pattern.compile("<localRepository>\\s*([^<]+?)\\s*</localRepository>");
 
@@ -135,7 +133,7 @@ final class Binaries {
             FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = channel.lock()) {
       log.debug("holding {} (shared: {})", lockFile, lock.isShared());
-      makeWorldWritable(lockFile);
+      setPermissions(lockFile, "rw-rw-rw-");
       if (isInstalled(target)) {
         return target;
       }
@@ -232,7 +230,7 @@ final class Binaries {
     if (!Files.isDirectory(dir)) {
       try {
         Files.createDirectories(dir);
-        makeWorldWritable(dir);
+        setPermissions(dir, "rwxrwxrwx");
       } catch (FileAlreadyExistsException e) {
         // created by a concurrent JVM
       }
@@ -243,9 +241,9 @@ final class Binaries {
     }
   }
 
-  private static void makeWorldWritable(Path path) {
+  private static void setPermissions(Path path, String permissions) {
     try {
-      Files.setPosixFilePermissions(path, WORLD_WRITABLE);
+      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(permissions));
     } catch (IOException | UnsupportedOperationException e) {
       // someone else's file: they made it, it is already shared
     }
