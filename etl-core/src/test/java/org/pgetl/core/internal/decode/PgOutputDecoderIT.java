@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,6 +31,8 @@ import org.pgetl.core.internal.decode.PgOutputMessage.Kind;
 import org.pgetl.core.internal.decode.PgOutputMessage.OldTupleKind;
 import org.pgetl.core.internal.decode.PgOutputMessage.Relation.Column;
 import org.pgetl.model.Lsn;
+import org.pgetl.testkit.TestDatabase;
+import org.pgetl.testkit.WithPostgres;
 
 /**
  * Golden tests against a real server: each test drives PostgreSQL through one kind of message,
@@ -37,6 +40,7 @@ import org.pgetl.model.Lsn;
  * against what the server reports (LSNs, oids, typmods, xids).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@WithPostgres
 class PgOutputDecoderIT {
   private static final AtomicInteger COUNTER = new AtomicInteger();
   private static final String RUN = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
@@ -52,6 +56,11 @@ class PgOutputDecoderIT {
   private int serverVersion;
   private final List<String> slots = new ArrayList<>();
   private final List<String> cleanup = new ArrayList<>();
+
+  @BeforeAll
+  static void server(TestDatabase db) {
+    TestServer.use(db);
+  }
 
   @BeforeEach
   void connect() throws SQLException {
