@@ -96,10 +96,16 @@ public final class PgErrors {
           msg.contains("replication slot")
               ? ErrorKind.REPLICATION_SLOT_ALREADY_EXISTS
               : ErrorKind.SOURCE_QUERY_FAILED;
-      case "42704" ->
-          msg.contains("replication slot") && msg.contains("does not exist")
-              ? ErrorKind.REPLICATION_SLOT_NOT_FOUND
-              : ErrorKind.SOURCE_SCHEMA_ERROR;
+      case "42704" -> {
+        if (msg.contains("replication slot") && msg.contains("does not exist")) {
+          yield ErrorKind.REPLICATION_SLOT_NOT_FOUND;
+        }
+        // 'snapshot "..." does not exist': the exporting transaction or command has ended.
+        if (msg.startsWith("snapshot ") && msg.contains("does not exist")) {
+          yield ErrorKind.SOURCE_SNAPSHOT_TOO_OLD;
+        }
+        yield ErrorKind.SOURCE_SCHEMA_ERROR;
+      }
       case "42P01", "42703" -> ErrorKind.SOURCE_SCHEMA_ERROR;
       case "55000" ->
           msg.contains("can no longer get changes from replication slot")

@@ -41,6 +41,7 @@ class PgErrorsTest {
     "42704, type \"x\" does not exist, SOURCE_SCHEMA_ERROR",
     "22P02, invalid input syntax for type integer, CONVERSION_ERROR",
     "22023, invalid snapshot identifier: \"0-1\", SOURCE_SNAPSHOT_TOO_OLD",
+    "42704, snapshot \"00000003-00000002-1\" does not exist, SOURCE_SNAPSHOT_TOO_OLD",
     "42710, replication slot \"s\" already exists, REPLICATION_SLOT_ALREADY_EXISTS",
     "42710, publication \"p\" already exists, SOURCE_QUERY_FAILED",
     "42704, replication slot \"s\" does not exist, REPLICATION_SLOT_NOT_FOUND",
