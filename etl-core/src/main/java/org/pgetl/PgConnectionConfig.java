@@ -1,5 +1,6 @@
 package org.pgetl;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -371,36 +372,27 @@ public final class PgConnectionConfig {
     if (text.indexOf('%') < 0) {
       return text;
     }
-    byte[] out = new byte[text.length()];
-    int n = 0;
-    for (int i = 0; i < text.length(); ) {
-      char c = text.charAt(i);
-      if (c == '%') {
-        if (i + 2 >= text.length()) {
-          throw badEscape(field, url);
-        }
-        int hi = Character.digit(text.charAt(i + 1), 16);
-        int lo = Character.digit(text.charAt(i + 2), 16);
-        if (hi < 0 || lo < 0) {
-          throw badEscape(field, url);
-        }
-        out[n++] = (byte) ((hi << 4) | lo);
-        i += 3;
-      } else {
-        byte[] bytes = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
-        if (Character.isHighSurrogate(c) && i + 1 < text.length()) {
-          bytes = text.substring(i, i + 2).getBytes(StandardCharsets.UTF_8);
-          i++;
-        }
-        if (n + bytes.length > out.length) {
-          out = java.util.Arrays.copyOf(out, out.length * 2 + bytes.length);
-        }
-        System.arraycopy(bytes, 0, out, n, bytes.length);
-        n += bytes.length;
-        i++;
+    ByteArrayOutputStream out = new ByteArrayOutputStream(text.length());
+    int i = 0;
+    while (i < text.length()) {
+      int pct = text.indexOf('%', i);
+      int literalEnd = pct < 0 ? text.length() : pct;
+      out.writeBytes(text.substring(i, literalEnd).getBytes(StandardCharsets.UTF_8));
+      if (pct < 0) {
+        break;
       }
+      if (pct + 2 >= text.length()) {
+        throw badEscape(field, url);
+      }
+      int hi = Character.digit(text.charAt(pct + 1), 16);
+      int lo = Character.digit(text.charAt(pct + 2), 16);
+      if (hi < 0 || lo < 0) {
+        throw badEscape(field, url);
+      }
+      out.write((hi << 4) | lo);
+      i = pct + 3;
     }
-    return new String(out, 0, n, StandardCharsets.UTF_8);
+    return out.toString(StandardCharsets.UTF_8);
   }
 
   private static EtlException badEscape(String field, String url) {

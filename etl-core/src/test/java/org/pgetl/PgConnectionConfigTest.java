@@ -160,6 +160,14 @@ class PgConnectionConfigTest {
   }
 
   @Test
+  void decodesMultiBytePercentEscapesNextToLiteralNonAscii() {
+    PgConnectionConfig c =
+        PgConnectionConfig.fromJdbcUrl("postgresql://h/d?user=%C3%A9t%C3%A9&password=ééé%E2%82%AC");
+    assertThat(c.user()).isEqualTo("été");
+    assertThat(c.password()).isEqualTo("ééé€");
+  }
+
+  @Test
   void redactsBothPasswordForms() {
     assertThat(PgConnectionConfig.redactUrl("postgresql://u:pw@h/d?password=x&user=u"))
         .isEqualTo("postgresql://u:***@h/d?password=***&user=u");

@@ -275,9 +275,13 @@ class SlotIT {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       stop = true;
-      reader.join(TimeUnit.SECONDS.toMillis(30));
+      try {
+        reader.join(TimeUnit.SECONDS.toMillis(30));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 }

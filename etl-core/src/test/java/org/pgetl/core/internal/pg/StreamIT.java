@@ -123,9 +123,14 @@ class StreamIT {
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long cpu0 = threads.getCurrentThreadCpuTime();
     long t0 = System.nanoTime();
+    long longestRead = 0;
     while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3)) {
+      long start = System.nanoTime();
       assertThat(s.readNext(TimeUnit.MILLISECONDS.toNanos(100))).isNull();
+      longestRead = Math.max(longestRead, System.nanoTime() - start);
     }
+    // Bounded: never the 10 s status interval a blocking read() would wait (generous for load).
+    assertThat(Duration.ofNanos(longestRead)).isLessThan(Duration.ofMillis(1000));
     return (threads.getCurrentThreadCpuTime() - cpu0) * 100.0 / (System.nanoTime() - t0);
   }
 
