@@ -1,0 +1,757 @@
+package org.pgetl;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+
+/**
+ * How pgetl reaches a PostgreSQL server: host, port, database, credentials, TLS and socket
+ * settings. Immutable and safe to share between threads; build one with {@link #builder()}, change
+ * one with {@link #toBuilder()}, or parse a URL with {@link #fromJdbcUrl(String)}.
+ *
+ * <p>The constructor validates every field and throws {@link EtlException} of kind {@link
+ * ErrorKind#CONFIG_ERROR} with a message that names the field and the constraint, for example
+ * {@code source.port must be in 1..65535, was 0}.
+ *
+ * <p>The password never appears in {@link #toString()}, in logs or in exception messages.
+ */
+public final class PgConnectionConfig {
+  /** The PostgreSQL default port. */
+  public static final int DEFAULT_PORT = 5432;
+
+  /** How long to wait for a TCP connection and the login: pgjdbc's own default. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * The TLS mode; libpq's and pgjdbc's default, which uses TLS when the server offers it without
+   * verifying the certificate.
+   */
+  public static final SslMode DEFAULT_SSL_MODE = SslMode.PREFER;
+
+  /** The longest connect timeout accepted: a longer one hides an unreachable server. */
+  static final Duration MAX_CONNECT_TIMEOUT = Duration.ofHours(1);
+
+  private static final String FIELD = "source.";
+
+  /**
+   * The TLS mode of a connection, with the meaning libpq gives to {@code sslmode}.
+   *
+   * <p>Only {@link #VERIFY_CA} and {@link #VERIFY_FULL} protect against a server that impersonates
+   * the real one; {@link #VERIFY_FULL} also checks that the certificate names the host.
+   */
+  public enum SslMode {
+    /** Never use TLS. */
+    DISABLE("disable"),
+    /** Try without TLS first; use TLS if the server requires it. */
+    ALLOW("allow"),
+    /** Try TLS first; fall back to plain text if the server does not offer it. */
+    PREFER("prefer"),
+    /** Require TLS, without verifying the server certificate. */
+    REQUIRE("require"),
+    /** Require TLS and a server certificate signed by the trusted root. */
+    VERIFY_CA("verify-ca"),
+    /** Require TLS, a trusted server certificate, and a certificate that names the host. */
+    VERIFY_FULL("verify-full");
+
+    private final String libpqName;
+
+    SslMode(String libpqName) {
+      this.libpqName = libpqName;
+    }
+
+    /**
+     * Returns the mode as libpq and pgjdbc spell it, for example {@code verify-full}.
+     *
+     * @return the {@code sslmode} value
+     */
+    public String libpqName() {
+      return libpqName;
+    }
+
+    /**
+     * Parses an {@code sslmode} value as libpq spells it (case-insensitive, {@code _} accepted for
+     * {@code -}).
+     *
+     * @param text the value, for example {@code verify-full}
+     * @return the mode
+     * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} for an unknown value
+     */
+    public static SslMode parse(String text) {
+      String normalized = text.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+      for (SslMode mode : values()) {
+        if (mode.libpqName.equals(normalized)) {
+          return mode;
+        }
+      }
+      throw invalid(
+          "sslMode must be one of disable, allow, prefer, require, verify-ca, verify-full, was '"
+              + text
+              + "'");
+    }
+
+    /**
+     * Returns true when the mode verifies the server certificate against a trusted root.
+     *
+     * @return whether the certificate is verified
+     */
+    public boolean verifiesCertificate() {
+      return this == VERIFY_CA || this == VERIFY_FULL;
+    }
+  }
+
+  private final String host;
+  private final int port;
+  private final String database;
+  private final String user;
+  private final String password;
+  private final SslMode sslMode;
+  private final Path sslRootCert;
+  private final Path sslCert;
+  private final Path sslKey;
+  private final Duration connectTimeout;
+  private final boolean tcpKeepAlive;
+
+  private PgConnectionConfig(Builder b) {
+    this.host = requireText(b.host, "host");
+    if (host.chars().anyMatch(Character::isWhitespace) || host.indexOf(',') >= 0) {
+      throw invalid("host must be one host name or address without spaces or commas");
+    }
+    if (b.port < 1 || b.port > 65535) {
+      throw invalid("port must be in 1..65535, was " + b.port);
+    }
+    this.port = b.port;
+    this.database = requireText(b.database, "database");
+    this.user = requireText(b.user, "user");
+    if (b.password != null && b.password.indexOf('\0') >= 0) {
+      throw invalid("password must not contain NUL characters");
+    }
+    this.password = b.password;
+    if (b.sslMode == null) {
+      throw invalid("sslMode must not be null");
+    }
+    this.sslMode = b.sslMode;
+    this.sslRootCert = b.sslRootCert;
+    this.sslCert = b.sslCert;
+    this.sslKey = b.sslKey;
+    if ((sslCert == null) != (sslKey == null)) {
+      throw invalid(
+          "sslCert and sslKey must be set together, was sslCert="
+              + (sslCert == null ? "unset" : "set")
+              + ", sslKey="
+              + (sslKey == null ? "unset" : "set"));
+    }
+    if (sslMode == SslMode.DISABLE && (sslRootCert != null || sslCert != null)) {
+      throw invalid("sslRootCert, sslCert and sslKey need sslMode other than disable");
+    }
+    if (b.connectTimeout == null) {
+      throw invalid("connectTimeout must not be null");
+    }
+    if (b.connectTimeout.isNegative() || b.connectTimeout.isZero()) {
+      throw invalid("connectTimeout must be > 0, was " + b.connectTimeout);
+    }
+    if (b.connectTimeout.compareTo(MAX_CONNECT_TIMEOUT) > 0) {
+      throw invalid(
+          "connectTimeout must be <= " + MAX_CONNECT_TIMEOUT + ", was " + b.connectTimeout);
+    }
+    this.connectTimeout = b.connectTimeout;
+    this.tcpKeepAlive = b.tcpKeepAlive;
+  }
+
+  private static String requireText(String value, String field) {
+    if (value == null || value.isBlank()) {
+      throw invalid(field + " must not be empty");
+    }
+    if (value.indexOf('\0') >= 0) {
+      throw invalid(field + " must not contain NUL characters");
+    }
+    return value;
+  }
+
+  private static EtlException invalid(String message) {
+    return new EtlException(ErrorKind.CONFIG_ERROR, FIELD + message);
+  }
+
+  /**
+   * Returns a new builder with the defaults: port {@value #DEFAULT_PORT}, {@link SslMode#PREFER}, a
+   * connect timeout of 10 seconds and TCP keepalive on.
+   *
+   * @return a builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Returns a builder that starts from this configuration.
+   *
+   * @return a builder holding every field of this configuration
+   */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.host = host;
+    b.port = port;
+    b.database = database;
+    b.user = user;
+    b.password = password;
+    b.sslMode = sslMode;
+    b.sslRootCert = sslRootCert;
+    b.sslCert = sslCert;
+    b.sslKey = sslKey;
+    b.connectTimeout = connectTimeout;
+    b.tcpKeepAlive = tcpKeepAlive;
+    return b;
+  }
+
+  /**
+   * Parses a connection URL: {@code jdbc:postgresql://host:port/db?user=..&password=..&sslmode=..}
+   * or the libpq form {@code postgresql://user:password@host:port/db?sslmode=..} (also {@code
+   * postgres://}). Values are percent-decoded.
+   *
+   * <p>Query parameters understood: {@code user}, {@code password}, {@code sslmode}, {@code ssl}
+   * ({@code true} means {@code verify-full} unless {@code sslmode} is given, as in pgjdbc), {@code
+   * sslrootcert}, {@code sslcert}, {@code sslkey}, {@code connectTimeout} or {@code
+   * connect_timeout} (seconds), {@code tcpKeepAlive} or {@code keepalives}. Any other parameter is
+   * rejected, so that a misspelled security setting does not pass unnoticed.
+   *
+   * @param url the URL
+   * @return the configuration
+   * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} when the URL is malformed or a
+   *     field is invalid; the message never contains the password
+   */
+  public static PgConnectionConfig fromJdbcUrl(String url) {
+    if (url == null) {
+      throw invalid("url must not be null");
+    }
+    String rest;
+    String lower = url.toLowerCase(Locale.ROOT);
+    if (lower.startsWith("jdbc:postgresql://")) {
+      rest = url.substring("jdbc:postgresql://".length());
+    } else if (lower.startsWith("postgresql://")) {
+      rest = url.substring("postgresql://".length());
+    } else if (lower.startsWith("postgres://")) {
+      rest = url.substring("postgres://".length());
+    } else {
+      throw invalid(
+          "url must start with jdbc:postgresql://, postgresql:// or postgres://, was '"
+              + redactUrl(url)
+              + "'");
+    }
+    Builder b = builder();
+    String query = null;
+    int q = rest.indexOf('?');
+    if (q >= 0) {
+      query = rest.substring(q + 1);
+      rest = rest.substring(0, q);
+    }
+    int slash = rest.indexOf('/');
+    String authority = slash >= 0 ? rest.substring(0, slash) : rest;
+    String path = slash >= 0 ? rest.substring(slash + 1) : "";
+    int at = authority.lastIndexOf('@');
+    if (at >= 0) {
+      String userInfo = authority.substring(0, at);
+      authority = authority.substring(at + 1);
+      int colon = userInfo.indexOf(':');
+      if (colon >= 0) {
+        b.user(decode(userInfo.substring(0, colon), "user", url));
+        b.password(decode(userInfo.substring(colon + 1), "password", url));
+      } else {
+        b.user(decode(userInfo, "user", url));
+      }
+    }
+    if (authority.indexOf(',') >= 0) {
+      throw invalid("url must name exactly one host, was '" + redactUrl(url) + "'");
+    }
+    String hostPart;
+    String portPart = null;
+    if (authority.startsWith("[")) {
+      int close = authority.indexOf(']');
+      if (close < 0) {
+        throw invalid("url has an unterminated IPv6 address: '" + redactUrl(url) + "'");
+      }
+      hostPart = authority.substring(1, close);
+      String after = authority.substring(close + 1);
+      if (after.startsWith(":")) {
+        portPart = after.substring(1);
+      } else if (!after.isEmpty()) {
+        throw invalid("url has text after the IPv6 address: '" + redactUrl(url) + "'");
+      }
+    } else {
+      int colon = authority.lastIndexOf(':');
+      hostPart = colon >= 0 ? authority.substring(0, colon) : authority;
+      portPart = colon >= 0 ? authority.substring(colon + 1) : null;
+    }
+    b.host(hostPart.isEmpty() ? "localhost" : decode(hostPart, "host", url));
+    if (portPart != null && !portPart.isEmpty()) {
+      b.port(parseInt(portPart, "port", url));
+    }
+    b.database(decode(path, "database", url));
+    if (query != null && !query.isEmpty()) {
+      applyQuery(b, query, url);
+    }
+    return b.build();
+  }
+
+  private static void applyQuery(Builder b, String query, String url) {
+    Map<String, String> params = new LinkedHashMap<>();
+    for (String pair : query.split("&", -1)) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String key = decode(eq >= 0 ? pair.substring(0, eq) : pair, "parameter name", url);
+      String value = eq >= 0 ? decode(pair.substring(eq + 1), key, url) : "";
+      params.put(key, value);
+    }
+    Boolean legacySsl = null;
+    boolean sslModeGiven = false;
+    for (Map.Entry<String, String> e : params.entrySet()) {
+      String value = e.getValue();
+      switch (e.getKey().toLowerCase(Locale.ROOT)) {
+        case "user" -> b.user(value);
+        case "password" -> b.password(value);
+        case "sslmode" -> {
+          b.sslMode(SslMode.parse(value));
+          sslModeGiven = true;
+        }
+        case "ssl" -> legacySsl = parseBoolean(value, "ssl", url);
+        case "sslrootcert" -> b.sslRootCert(Path.of(value));
+        case "sslcert" -> b.sslCert(Path.of(value));
+        case "sslkey" -> b.sslKey(Path.of(value));
+        case "connecttimeout", "connect_timeout" -> {
+          int seconds = parseInt(value, "connectTimeout", url);
+          b.connectTimeout(Duration.ofSeconds(seconds));
+        }
+        case "tcpkeepalive", "keepalives" -> b.tcpKeepAlive(parseBoolean(value, e.getKey(), url));
+        default ->
+            throw invalid(
+                "url parameter '"
+                    + e.getKey()
+                    + "' is not supported (supported: user, password, sslmode, ssl, sslrootcert,"
+                    + " sslcert, sslkey, connectTimeout, tcpKeepAlive)");
+      }
+    }
+    if (!sslModeGiven && legacySsl != null) {
+      b.sslMode(legacySsl ? SslMode.VERIFY_FULL : SslMode.DISABLE);
+    }
+  }
+
+  private static boolean parseBoolean(String value, String field, String url) {
+    return switch (value.toLowerCase(Locale.ROOT)) {
+      case "true", "1", "on", "yes" -> true;
+      case "false", "0", "off", "no" -> false;
+      default ->
+          throw invalid(
+              field
+                  + " must be true or false in url '"
+                  + redactUrl(url)
+                  + "', was '"
+                  + value
+                  + "'");
+    };
+  }
+
+  private static int parseInt(String value, String field, String url) {
+    try {
+      return Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      throw invalid(field + " must be a number in url '" + redactUrl(url) + "'");
+    }
+  }
+
+  // Parsed by hand: java.net.URI rejects legal PostgreSQL URLs (unescaped '@' or '#' in a
+  // password).
+  private static String decode(String text, String field, String url) {
+    // Percent-decoding only: '+' stays a plus sign, as libpq reads it (passwords often hold one).
+    if (text.indexOf('%') < 0) {
+      return text;
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(text.length());
+    int i = 0;
+    while (i < text.length()) {
+      int pct = text.indexOf('%', i);
+      int literalEnd = pct < 0 ? text.length() : pct;
+      out.writeBytes(text.substring(i, literalEnd).getBytes(StandardCharsets.UTF_8));
+      if (pct < 0) {
+        break;
+      }
+      if (pct + 2 >= text.length()) {
+        throw badEscape(field, url);
+      }
+      int hi = Character.digit(text.charAt(pct + 1), 16);
+      int lo = Character.digit(text.charAt(pct + 2), 16);
+      if (hi < 0 || lo < 0) {
+        throw badEscape(field, url);
+      }
+      out.write((hi << 4) | lo);
+      i = pct + 3;
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static EtlException badEscape(String field, String url) {
+    return invalid(field + " has an invalid percent escape in url '" + redactUrl(url) + "'");
+  }
+
+  /**
+   * Returns the URL with the password replaced, for messages: both the {@code user:password@} form
+   * and the {@code password=} parameter.
+   */
+  static String redactUrl(String url) {
+    String out = url.replaceAll("(?i)([?&]password=)[^&]*", "$1***");
+    int scheme = out.indexOf("://");
+    if (scheme >= 0) {
+      int start = scheme + 3;
+      int end = out.length();
+      for (int i = start; i < out.length(); i++) {
+        char c = out.charAt(i);
+        if (c == '/' || c == '?') {
+          end = i;
+          break;
+        }
+      }
+      int at = out.lastIndexOf('@', end - 1);
+      if (at >= start) {
+        int colon = out.indexOf(':', start);
+        if (colon >= 0 && colon < at) {
+          out = out.substring(0, colon + 1) + "***" + out.substring(at);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Returns the host name or address.
+   *
+   * @return the host
+   */
+  public String host() {
+    return host;
+  }
+
+  /**
+   * Returns the TCP port.
+   *
+   * @return the port, 1 to 65535
+   */
+  public int port() {
+    return port;
+  }
+
+  /**
+   * Returns the database name.
+   *
+   * @return the database
+   */
+  public String database() {
+    return database;
+  }
+
+  /**
+   * Returns the role name to log in as.
+   *
+   * @return the user
+   */
+  public String user() {
+    return user;
+  }
+
+  /**
+   * Returns the password; null when none is set (trust, peer or certificate authentication). Never
+   * log it.
+   *
+   * @return the password, or null
+   */
+  public String password() {
+    return password;
+  }
+
+  /**
+   * Returns the TLS mode.
+   *
+   * @return the mode
+   */
+  public SslMode sslMode() {
+    return sslMode;
+  }
+
+  /**
+   * Returns the file of trusted root certificates (PEM) used to verify the server, or null for the
+   * driver's default ({@code ~/.postgresql/root.crt}).
+   *
+   * @return the root certificate path, or null
+   */
+  public Path sslRootCert() {
+    return sslRootCert;
+  }
+
+  /**
+   * Returns the client certificate file, or null when no client certificate is sent.
+   *
+   * @return the client certificate path, or null
+   */
+  public Path sslCert() {
+    return sslCert;
+  }
+
+  /**
+   * Returns the client key file (PKCS-8 DER or PKCS-12, as pgjdbc reads it), or null.
+   *
+   * @return the client key path, or null
+   */
+  public Path sslKey() {
+    return sslKey;
+  }
+
+  /**
+   * Returns how long to wait for the TCP connection and the login.
+   *
+   * @return the connect timeout, positive
+   */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  /**
+   * Returns whether TCP keepalive is enabled on the socket.
+   *
+   * @return whether keepalive probes are sent
+   */
+  public boolean tcpKeepAlive() {
+    return tcpKeepAlive;
+  }
+
+  /**
+   * Returns a URL of this configuration without credentials, for messages: {@code
+   * postgresql://host:port/database}.
+   *
+   * @return the URL without user and password
+   */
+  public String describe() {
+    String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+    return "postgresql://" + h + ":" + port + "/" + database;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PgConnectionConfig c
+        && host.equals(c.host)
+        && port == c.port
+        && database.equals(c.database)
+        && user.equals(c.user)
+        && Objects.equals(password, c.password)
+        && sslMode == c.sslMode
+        && Objects.equals(sslRootCert, c.sslRootCert)
+        && Objects.equals(sslCert, c.sslCert)
+        && Objects.equals(sslKey, c.sslKey)
+        && connectTimeout.equals(c.connectTimeout)
+        && tcpKeepAlive == c.tcpKeepAlive;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        host,
+        port,
+        database,
+        user,
+        password,
+        sslMode,
+        sslRootCert,
+        sslCert,
+        sslKey,
+        connectTimeout,
+        tcpKeepAlive);
+  }
+
+  /**
+   * Returns every field except the password, which shows only as set or unset.
+   *
+   * @return a description without secrets
+   */
+  @Override
+  public String toString() {
+    return "PgConnectionConfig[host="
+        + host
+        + ", port="
+        + port
+        + ", database="
+        + database
+        + ", user="
+        + user
+        + ", password="
+        + (password == null ? "<unset>" : "<redacted>")
+        + ", sslMode="
+        + sslMode.libpqName()
+        + ", sslRootCert="
+        + sslRootCert
+        + ", sslCert="
+        + sslCert
+        + ", sslKey="
+        + sslKey
+        + ", connectTimeout="
+        + connectTimeout
+        + ", tcpKeepAlive="
+        + tcpKeepAlive
+        + "]";
+  }
+
+  /**
+   * Collects the fields of a {@link PgConnectionConfig}; {@link #build()} validates them. Not
+   * thread-safe.
+   */
+  public static final class Builder {
+    private String host;
+    private int port = DEFAULT_PORT;
+    private String database;
+    private String user;
+    private String password;
+    private SslMode sslMode = DEFAULT_SSL_MODE;
+    private Path sslRootCert;
+    private Path sslCert;
+    private Path sslKey;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private boolean tcpKeepAlive = true;
+
+    private Builder() {}
+
+    /**
+     * Sets the host name or address (required).
+     *
+     * @param host the host
+     * @return this builder
+     */
+    public Builder host(String host) {
+      this.host = host;
+      return this;
+    }
+
+    /**
+     * Sets the TCP port (default {@value PgConnectionConfig#DEFAULT_PORT}).
+     *
+     * @param port the port, 1 to 65535
+     * @return this builder
+     */
+    public Builder port(int port) {
+      this.port = port;
+      return this;
+    }
+
+    /**
+     * Sets the database name (required).
+     *
+     * @param database the database
+     * @return this builder
+     */
+    public Builder database(String database) {
+      this.database = database;
+      return this;
+    }
+
+    /**
+     * Sets the role to log in as (required).
+     *
+     * @param user the user
+     * @return this builder
+     */
+    public Builder user(String user) {
+      this.user = user;
+      return this;
+    }
+
+    /**
+     * Sets the password, or null for none.
+     *
+     * @param password the password
+     * @return this builder
+     */
+    public Builder password(String password) {
+      this.password = password;
+      return this;
+    }
+
+    /**
+     * Sets the TLS mode (default {@link SslMode#PREFER}).
+     *
+     * @param sslMode the mode
+     * @return this builder
+     */
+    public Builder sslMode(SslMode sslMode) {
+      this.sslMode = sslMode;
+      return this;
+    }
+
+    /**
+     * Sets the trusted root certificate file (PEM), or null for the driver's default location.
+     *
+     * @param sslRootCert the path
+     * @return this builder
+     */
+    public Builder sslRootCert(Path sslRootCert) {
+      this.sslRootCert = sslRootCert;
+      return this;
+    }
+
+    /**
+     * Sets the client certificate file, or null for none. Needs {@link #sslKey(Path)} too.
+     *
+     * @param sslCert the path
+     * @return this builder
+     */
+    public Builder sslCert(Path sslCert) {
+      this.sslCert = sslCert;
+      return this;
+    }
+
+    /**
+     * Sets the client key file, or null for none. Needs {@link #sslCert(Path)} too.
+     *
+     * @param sslKey the path
+     * @return this builder
+     */
+    public Builder sslKey(Path sslKey) {
+      this.sslKey = sslKey;
+      return this;
+    }
+
+    /**
+     * Sets how long to wait for the TCP connection and the login (default 10 seconds); rounded up
+     * to whole seconds, as pgjdbc counts them.
+     *
+     * @param connectTimeout the timeout, positive and at most one hour
+     * @return this builder
+     */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    /**
+     * Sets whether TCP keepalive probes are sent (default true).
+     *
+     * @param tcpKeepAlive whether keepalive is on
+     * @return this builder
+     */
+    public Builder tcpKeepAlive(boolean tcpKeepAlive) {
+      this.tcpKeepAlive = tcpKeepAlive;
+      return this;
+    }
+
+    /**
+     * Validates the fields and returns the configuration.
+     *
+     * @return the configuration
+     * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} naming the invalid field
+     */
+    public PgConnectionConfig build() {
+      return new PgConnectionConfig(this);
+    }
+  }
+}
