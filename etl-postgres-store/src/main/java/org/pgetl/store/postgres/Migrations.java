@@ -72,24 +72,26 @@ final class Migrations {
         st.execute("SET lock_timeout = " + config.migrationLockTimeout().toMillis());
         st.execute("SELECT pg_advisory_lock(" + key + ")");
       }
-      try {
-        return runFlyway(config, dataSource);
-      } finally {
-        try (Statement st = lockConnection.createStatement()) {
-          st.execute("SELECT pg_advisory_unlock(" + key + ")");
-        }
-      }
+      // Closing the lock's session releases the lock, whatever Flyway did.
+      return runFlyway(config, dataSource);
     } catch (SQLException e) {
+      String what =
+          "55P03".equals(e.getSQLState())
+              ? "waited "
+                  + config.migrationLockTimeout()
+                  + " for another process to finish migrating it; if none is running, find the"
+                  + " session that holds advisory lock "
+                  + key
+                  + " in pg_locks"
+              : "check that the role can connect to the store's database";
       throw new EtlException(
           ErrorKind.STATE_STORE_ERROR,
           "could not migrate the store schema '"
               + schema
               + "' for pipeline "
               + config.pipelineId()
-              + "; check that the role may connect and "
-              + (e.getSQLState() != null && e.getSQLState().equals("55P03")
-                  ? "that no other process holds the migration lock"
-                  : "has CREATE on the database or owns the schema"),
+              + ": "
+              + what,
           Jdbc.describe(e),
           e);
     }
@@ -130,8 +132,8 @@ final class Migrations {
               + schema
               + "' for pipeline "
               + config.pipelineId()
-              + "; a role without CREATE on the database needs a schema it owns (see the"
-              + " minimal grants in docs/operations.md)",
+              + ": the role needs CREATE on the database, or a schema of that name that it owns"
+              + " (see the minimal grants in docs/operations.md)",
           sql != null ? Jdbc.describe(sql) + "; " + e.getMessage() : e.getMessage(),
           e);
     }

@@ -176,7 +176,8 @@ public final class PostgresStore implements PipelineStore {
 
   @Override
   public Map<TableId, TableState> loadTableStates() {
-    try (TableLocks.Held held = locks.pipeline()) {
+    TableLocks.Held held = locks.pipeline();
+    try {
       Map<TableId, TableState> loaded =
           jdbc.autocommit(
               "loading table states",
@@ -197,6 +198,8 @@ public final class PostgresStore implements PipelineStore {
       schemas.clear();
       metadata.clear();
       return Map.copyOf(loaded);
+    } finally {
+      held.release();
     }
   }
 
@@ -227,7 +230,8 @@ public final class PostgresStore implements PipelineStore {
     }
     // Table-id order: the same order for the row locks in the database as for the locks here.
     TreeMap<TableId, TableState> ordered = new TreeMap<>(newStates);
-    try (TableLocks.Held held = locks.tables(ordered.keySet())) {
+    TableLocks.Held held = locks.tables(ordered.keySet());
+    try {
       jdbc.transaction(
           "updating the state of tables " + ordered.keySet(),
           c -> {
@@ -247,12 +251,15 @@ public final class PostgresStore implements PipelineStore {
             return null;
           });
       states.putAll(ordered);
+    } finally {
+      held.release();
     }
   }
 
   @Override
   public TableState rollbackTableState(TableId table) {
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       Optional<TableState> restored =
           jdbc.autocommit(
               "rolling back the state of table " + table,
@@ -273,12 +280,15 @@ public final class PostgresStore implements PipelineStore {
       }
       states.put(table, restored.get());
       return restored.get();
+    } finally {
+      held.release();
     }
   }
 
   @Override
   public void resetTableState(TableId table) {
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       jdbc.transaction(
           "resetting the state of table " + table,
           c -> {
@@ -287,6 +297,8 @@ public final class PostgresStore implements PipelineStore {
             return null;
           });
       states.put(table, TableState.INIT);
+    } finally {
+      held.release();
     }
   }
 
@@ -393,7 +405,8 @@ public final class PostgresStore implements PipelineStore {
     if (cached != null) {
       return cached;
     }
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       cached = schemas.get(table);
       if (cached != null) {
         return cached;
@@ -403,6 +416,8 @@ public final class PostgresStore implements PipelineStore {
               "loading the schema versions of table " + table, c -> loadSchemas(c, table));
       schemas.put(table, loaded);
       return loaded;
+    } finally {
+      held.release();
     }
   }
 
@@ -454,7 +469,8 @@ public final class PostgresStore implements PipelineStore {
   public void storeTableSchema(TableSchema schema) {
     Objects.requireNonNull(schema, "schema");
     TableId table = schema.id();
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       jdbc.transaction(
           "storing the schema of table " + table + " at " + schema.snapshotLsn(),
           c -> {
@@ -502,13 +518,16 @@ public final class PostgresStore implements PipelineStore {
             next.put(schema.snapshotLsn(), schema);
             return Collections.unmodifiableNavigableMap(next);
           });
+    } finally {
+      held.release();
     }
   }
 
   @Override
   public int pruneTableSchemas(TableId table, Lsn durableLsn) {
     Objects.requireNonNull(durableLsn, "durableLsn");
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       int deleted =
           jdbc.autocommit(
               "pruning the schema versions of table " + table + " before " + durableLsn,
@@ -532,6 +551,8 @@ public final class PostgresStore implements PipelineStore {
             return Collections.unmodifiableNavigableMap(new TreeMap<>(v.tailMap(keep, true)));
           });
       return deleted;
+    } finally {
+      held.release();
     }
   }
 
@@ -543,7 +564,8 @@ public final class PostgresStore implements PipelineStore {
     if (cached != null) {
       return cached;
     }
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       cached = metadata.get(table);
       if (cached != null) {
         return cached;
@@ -567,6 +589,8 @@ public final class PostgresStore implements PipelineStore {
               });
       metadata.put(table, loaded);
       return loaded;
+    } finally {
+      held.release();
     }
   }
 
@@ -574,7 +598,8 @@ public final class PostgresStore implements PipelineStore {
   public void put(TableId table, DestinationTableMetadata value) {
     Objects.requireNonNull(table, "table");
     Objects.requireNonNull(value, "metadata");
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       jdbc.autocommit(
           "storing the destination metadata of table " + table,
           c -> {
@@ -588,6 +613,8 @@ public final class PostgresStore implements PipelineStore {
             }
           });
       metadata.put(table, Optional.of(value));
+    } finally {
+      held.release();
     }
   }
 
@@ -595,7 +622,8 @@ public final class PostgresStore implements PipelineStore {
 
   @Override
   public void prepareTableForCopy(TableId table) {
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       jdbc.transaction(
           "preparing table " + table + " for a copy",
           c -> {
@@ -606,12 +634,15 @@ public final class PostgresStore implements PipelineStore {
           });
       metadata.put(table, Optional.empty());
       schemas.put(table, Collections.emptyNavigableMap());
+    } finally {
+      held.release();
     }
   }
 
   @Override
   public void resetAllTablesForResync() {
-    try (TableLocks.Held held = locks.pipeline()) {
+    TableLocks.Held held = locks.pipeline();
+    try {
       List<TableId> reset =
           jdbc.transaction(
               "resetting every table for a resync",
@@ -632,12 +663,15 @@ public final class PostgresStore implements PipelineStore {
       for (TableId t : reset) {
         states.put(t, TableState.INIT);
       }
+    } finally {
+      held.release();
     }
   }
 
   @Override
   public void deleteTable(TableId table) {
-    try (TableLocks.Held held = locks.table(table)) {
+    TableLocks.Held held = locks.table(table);
+    try {
       jdbc.transaction(
           "deleting table " + table + " from the pipeline",
           c -> {
@@ -650,12 +684,15 @@ public final class PostgresStore implements PipelineStore {
       states.remove(table);
       schemas.put(table, Collections.emptyNavigableMap());
       metadata.put(table, Optional.empty());
+    } finally {
+      held.release();
     }
   }
 
   @Override
   public void deletePipelineState() {
-    try (TableLocks.Held held = locks.pipeline()) {
+    TableLocks.Held held = locks.pipeline();
+    try {
       jdbc.transaction(
           "deleting the pipeline's state",
           c -> {
@@ -668,6 +705,8 @@ public final class PostgresStore implements PipelineStore {
       states.clear();
       schemas.clear();
       metadata.clear();
+    } finally {
+      held.release();
     }
   }
 

@@ -98,6 +98,9 @@ public record PostgresStoreConfig(
       throw invalid(
           "schema must not start with pg_ (reserved by PostgreSQL), was '" + schema + "'");
     }
+    if (user != null && user.isBlank()) {
+      throw invalid("user must not be blank (null takes it from the URL)");
+    }
     requireText(pipelineId, "pipelineId");
     if (pipelineId.indexOf('\0') >= 0) {
       throw invalid("pipelineId must not contain NUL characters");

@@ -22,16 +22,16 @@ import org.pgetl.model.TableId;
  */
 final class TableLocks {
 
-  /** Locks held by one operation; {@link #close()} releases them in reverse order. */
-  static final class Held implements AutoCloseable {
+  /** Locks held by one operation; {@link #release()} releases them in reverse order. */
+  static final class Held {
     private final List<Lock> locks;
 
     private Held(List<Lock> locks) {
       this.locks = locks;
     }
 
-    @Override
-    public void close() {
+    /** Releases the locks; call it once, in a finally block. */
+    void release() {
       for (int i = locks.size() - 1; i >= 0; i--) {
         locks.get(i).unlock();
       }
@@ -45,7 +45,7 @@ final class TableLocks {
    * Takes the locks of some tables (and the pipeline lock shared).
    *
    * @param ids the tables
-   * @return the held locks, to close
+   * @return the held locks, to release
    */
   Held tables(Collection<TableId> ids) {
     List<Lock> held = new ArrayList<>(ids.size() + 1);
@@ -64,7 +64,7 @@ final class TableLocks {
    * Takes the lock of one table (and the pipeline lock shared).
    *
    * @param id the table
-   * @return the held locks, to close
+   * @return the held locks, to release
    */
   Held table(TableId id) {
     return tables(List.of(id));
@@ -73,7 +73,7 @@ final class TableLocks {
   /**
    * Takes the pipeline lock exclusively: no table write runs meanwhile.
    *
-   * @return the held lock, to close
+   * @return the held lock, to release
    */
   Held pipeline() {
     Lock exclusive = pipeline.writeLock();

@@ -64,6 +64,7 @@ class PostgresStoreConfigTest {
     assertRejected(b -> b.jdbcUrl(null), "jdbcUrl", "must be set");
     assertRejected(b -> b.pipelineId(" "), "pipelineId", "must be set");
     assertRejected(b -> b.schema(null), "schema", "must be set");
+    assertRejected(b -> b.user(""), "user", "blank");
   }
 
   @Test

@@ -132,7 +132,10 @@ class PostgresStoreRolesIT {
               EtlException.class,
               e -> {
                 assertThat(e.kind()).isEqualTo(ErrorKind.STATE_STORE_ERROR);
-                assertThat(e.getMessage()).contains("etl").contains("p1");
+                assertThat(e.getMessage())
+                    .contains("'etl'")
+                    .contains("p1")
+                    .contains("CREATE on the database");
                 assertThat(e.detail()).contains("42501");
                 assertThat(e.getMessage() + e.detail()).doesNotContain(PASSWORD);
               });
