@@ -1,0 +1,141 @@
+package org.pgetl.store.postgres;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.zip.CRC32;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.TableName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings the store's schema up to date with the Flyway migrations shipped in this jar ({@code
+ * db/pgetl/V<n>__*.sql}), with Flyway's history table ({@value #HISTORY_TABLE}) in the same schema.
+ *
+ * <p>Processes that start together against one database are serialised by a session-level {@code
+ * pg_advisory_lock} keyed by the schema name, held on its own connection around the whole
+ * migration: Flyway's own lock covers the migrations but not the creation of the schema and of its
+ * history table, which two first starts would otherwise race on. The wait is bounded by {@code
+ * lock_timeout}.
+ */
+final class Migrations {
+  /** Flyway's history table, in the store's schema. */
+  static final String HISTORY_TABLE = "pgetl_schema_history";
+
+  /** Where the migrations are in the jar. */
+  static final String LOCATION = "classpath:db/pgetl";
+
+  /** The placeholder the scripts use for the quoted schema name. */
+  static final String SCHEMA_PLACEHOLDER = "pgetl_schema";
+
+  // "pget" in the high half; the low half is the CRC-32 of the schema name.
+  private static final long LOCK_KEY_PREFIX = 0x7067_6574L << 32;
+
+  private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
+
+  private Migrations() {}
+
+  /**
+   * Returns the advisory-lock key that serialises migrations of one schema.
+   *
+   * @param schema the schema name
+   * @return a stable 64-bit key
+   */
+  static long lockKey(String schema) {
+    CRC32 crc = new CRC32();
+    crc.update(schema.getBytes(StandardCharsets.UTF_8));
+    return LOCK_KEY_PREFIX | crc.getValue();
+  }
+
+  /**
+   * Migrates the store's schema to the newest version in the jar.
+   *
+   * @param config the store's settings
+   * @param dataSource an unpooled data source for the store's database
+   * @return how many migrations this call applied (0 when the schema was up to date)
+   * @throws EtlException of kind {@code STATE_STORE_ERROR} when the database cannot be reached or a
+   *     migration fails
+   */
+  static int migrate(PostgresStoreConfig config, DataSource dataSource) {
+    String schema = config.schema();
+    long key = lockKey(schema);
+    try (Connection lockConnection = dataSource.getConnection()) {
+      try (Statement st = lockConnection.createStatement()) {
+        st.execute("SET lock_timeout = " + config.migrationLockTimeout().toMillis());
+        st.execute("SELECT pg_advisory_lock(" + key + ")");
+      }
+      // Closing the lock's session releases the lock, whatever Flyway did.
+      return runFlyway(config, dataSource);
+    } catch (SQLException e) {
+      String what =
+          "55P03".equals(e.getSQLState())
+              ? "waited "
+                  + config.migrationLockTimeout()
+                  + " for another process to finish migrating it; if none is running, find the"
+                  + " session that holds advisory lock "
+                  + key
+                  + " in pg_locks"
+              : "check that the role can connect to the store's database";
+      throw new EtlException(
+          ErrorKind.STATE_STORE_ERROR,
+          "could not migrate the store schema '"
+              + schema
+              + "' for pipeline "
+              + config.pipelineId()
+              + ": "
+              + what,
+          Jdbc.describe(e),
+          e);
+    }
+  }
+
+  private static int runFlyway(PostgresStoreConfig config, DataSource dataSource) {
+    String schema = config.schema();
+    Flyway flyway =
+        Flyway.configure(Migrations.class.getClassLoader())
+            .dataSource(dataSource)
+            .locations(LOCATION)
+            .schemas(schema)
+            .defaultSchema(schema)
+            .createSchemas(true)
+            .table(HISTORY_TABLE)
+            .placeholders(Map.of(SCHEMA_PLACEHOLDER, TableName.quoteIdentifier(schema)))
+            .placeholderReplacement(true)
+            .validateOnMigrate(true)
+            .cleanDisabled(true)
+            .outOfOrder(false)
+            .load();
+    try {
+      MigrateResult result = flyway.migrate();
+      LOG.info(
+          "store schema {} at version {} for pipeline {} ({} migrations applied)",
+          schema,
+          result.targetSchemaVersion != null
+              ? result.targetSchemaVersion
+              : result.initialSchemaVersion,
+          config.pipelineId(),
+          result.migrationsExecuted);
+      return result.migrationsExecuted;
+    } catch (FlywayException e) {
+      SQLException sql = Jdbc.findSqlException(e);
+      throw new EtlException(
+          ErrorKind.STATE_STORE_ERROR,
+          "could not migrate the store schema '"
+              + schema
+              + "' for pipeline "
+              + config.pipelineId()
+              + ": the role needs CREATE on the database, or a schema of that name that it owns"
+              + " (see the minimal grants in docs/operations.md)",
+          sql != null ? Jdbc.describe(sql) + "; " + e.getMessage() : e.getMessage(),
+          e);
+    }
+  }
+}

@@ -1,0 +1,1024 @@
+package org.pgetl.store.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.lifecycle.LifecycleRecord;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.model.TableSchema;
+import org.pgetl.store.PipelineStore;
+import org.pgetl.store.ProgressKey;
+import org.pgetl.store.TableState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link PipelineStore} in PostgreSQL: the pipeline's table states (with history), progress,
+ * schema versions, destination table metadata and destination lifecycle rows, in one schema
+ * (default {@code etl}) of the source database or of any other database.
+ *
+ * <pre>{@code
+ * try (PostgresStore store = PostgresStore.builder()
+ *     .jdbcUrl("jdbc:postgresql://db.example.com:5432/app")
+ *     .user("pgetl").password(secret)
+ *     .pipelineId("orders-to-lake")
+ *     .build()) {
+ *   // hand it to the pipeline
+ * }
+ * }</pre>
+ *
+ * <p>{@link Builder#build()} brings the schema up to date with the Flyway migrations in this jar
+ * (serialised across processes, so several processes may start at once against an empty database),
+ * then opens a small HikariCP pool whose sessions show as {@code pgetl:store:<pipeline>} in {@code
+ * pg_stat_activity}. Every statement filters by the pipeline id: pipelines that share a database
+ * never see each other's rows.
+ *
+ * <p>Implementation notes. Table states, schema versions and destination metadata are cached;
+ * {@code progress}, state history and lifecycle rows are always read from the database. A write
+ * takes the locks of the tables it touches (see {@code TableLocks}), runs its statements in one
+ * transaction, and updates the cache only after the commit, still under those locks; so the cache
+ * follows the commit order and a failed write leaves it untouched. Writes to different tables run
+ * in parallel; only the three pipeline-wide operations ({@link #loadTableStates()}, {@link
+ * #resetAllTablesForResync()}, {@link #deletePipelineState()}) exclude all others. Schema versions
+ * and metadata are loaded per table on the first read. Another process writing the same pipeline's
+ * rows is seen after {@link #loadTableStates()}, which re-reads the states and drops the other
+ * caches.
+ *
+ * <p>Every failure of the database is an {@link EtlException} of kind {@code STATE_STORE_ERROR}
+ * whose detail starts with the SQLSTATE.
+ */
+public final class PostgresStore implements PipelineStore {
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresStore.class);
+
+  private final PostgresStoreConfig config;
+  private final HikariDataSource pool;
+  private final Jdbc jdbc;
+  private final StoreSql sql;
+  private final String pipelineId;
+  private final TableLocks locks = new TableLocks();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private final ConcurrentHashMap<TableId, TableState> states = new ConcurrentHashMap<>();
+  // Values are immutable; a table absent from the map is not loaded yet.
+  private final ConcurrentHashMap<TableId, NavigableMap<Lsn, TableSchema>> schemas =
+      new ConcurrentHashMap<>();
+  // Optional.empty() caches "no metadata"; a table absent from the map is not loaded yet.
+  private final ConcurrentHashMap<TableId, Optional<DestinationTableMetadata>> metadata =
+      new ConcurrentHashMap<>();
+
+  private PostgresStore(PostgresStoreConfig config, HikariDataSource pool) {
+    this.config = config;
+    this.pool = pool;
+    this.pipelineId = config.pipelineId();
+    this.jdbc = new Jdbc(pool, pipelineId);
+    this.sql = new StoreSql(config.schema());
+  }
+
+  /**
+   * Returns a builder with the defaults of {@link PostgresStoreConfig}.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Opens a store: migrates its schema, opens its pool and loads the table states.
+   *
+   * @param config the settings
+   * @return the open store; close it to release its connections
+   * @throws EtlException of kind {@code STATE_STORE_ERROR} when the database cannot be reached or
+   *     migrated
+   */
+  public static PostgresStore open(PostgresStoreConfig config) {
+    Objects.requireNonNull(config, "config");
+    DataSource dataSource = ConnectionSettings.dataSource(config);
+    Migrations.migrate(config, dataSource);
+    HikariDataSource pool = createPool(config, dataSource);
+    try {
+      PostgresStore store = new PostgresStore(config, pool);
+      store.loadTableStates();
+      LOG.info(
+          "state store open for pipeline {} in schema {} at {}",
+          config.pipelineId(),
+          config.schema(),
+          ConnectionSettings.redact(config.jdbcUrl()));
+      return store;
+    } catch (RuntimeException e) {
+      pool.close();
+      throw e;
+    }
+  }
+
+  private static HikariDataSource createPool(PostgresStoreConfig config, DataSource dataSource) {
+    HikariConfig hc = new HikariConfig();
+    hc.setDataSource(dataSource);
+    hc.setPoolName("pgetl-store-" + config.pipelineId());
+    hc.setMaximumPoolSize(config.maxPoolSize());
+    hc.setMinimumIdle(config.minIdle());
+    hc.setIdleTimeout(config.idleTimeout().toMillis());
+    hc.setConnectionTimeout(config.connectionTimeout().toMillis());
+    if (!config.statementTimeout().isZero()) {
+      hc.setConnectionInitSql("SET statement_timeout = " + config.statementTimeout().toMillis());
+    }
+    try {
+      return new HikariDataSource(hc);
+    } catch (RuntimeException e) {
+      SQLException cause = Jdbc.findSqlException(e);
+      throw new EtlException(
+          ErrorKind.STATE_STORE_ERROR,
+          "could not open the state store pool for pipeline " + config.pipelineId(),
+          cause != null ? Jdbc.describe(cause) : String.valueOf(e.getMessage()),
+          e);
+    }
+  }
+
+  /**
+   * Returns the settings this store was opened with.
+   *
+   * @return the settings
+   */
+  public PostgresStoreConfig config() {
+    return config;
+  }
+
+  @Override
+  public String pipelineId() {
+    return pipelineId;
+  }
+
+  // ---------------------------------------------------------------- table states
+
+  @Override
+  public Map<TableId, TableState> loadTableStates() {
+    TableLocks.Held held = locks.pipeline();
+    try {
+      Map<TableId, TableState> loaded =
+          jdbc.autocommit(
+              "loading table states",
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.selectCurrentStates)) {
+                  ps.setString(1, pipelineId);
+                  try (ResultSet rs = ps.executeQuery()) {
+                    Map<TableId, TableState> out = new HashMap<>();
+                    while (rs.next()) {
+                      out.put(new TableId(rs.getLong(1)), StateCodec.read(rs, 2));
+                    }
+                    return out;
+                  }
+                }
+              });
+      states.keySet().retainAll(loaded.keySet());
+      states.putAll(loaded);
+      schemas.clear();
+      metadata.clear();
+      return Map.copyOf(loaded);
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public Map<TableId, TableState> tableStates() {
+    return Map.copyOf(states);
+  }
+
+  @Override
+  public Optional<TableState> tableState(TableId table) {
+    return Optional.ofNullable(states.get(table));
+  }
+
+  @Override
+  public void updateTableState(TableId table, TableState state) {
+    updateTableStates(Map.of(table, state));
+  }
+
+  @Override
+  public void updateTableStates(Map<TableId, TableState> newStates) {
+    for (TableState s : newStates.values()) {
+      if (!s.type().isPersisted()) {
+        throw new IllegalArgumentException(s.type() + " is a memory-only state");
+      }
+    }
+    if (newStates.isEmpty()) {
+      return;
+    }
+    // Table-id order: the same order for the row locks in the database as for the locks here.
+    TreeMap<TableId, TableState> ordered = new TreeMap<>(newStates);
+    TableLocks.Held held = locks.tables(ordered.keySet());
+    try {
+      jdbc.transaction(
+          "updating the state of tables " + ordered.keySet(),
+          c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.updateState)) {
+              for (Map.Entry<TableId, TableState> e : ordered.entrySet()) {
+                long oid = e.getKey().oid();
+                ps.setString(1, pipelineId);
+                ps.setLong(2, oid);
+                ps.setString(3, pipelineId);
+                ps.setLong(4, oid);
+                ps.setString(5, StateCodec.dbValue(e.getValue().type()));
+                StateCodec.bindMetadata(ps, 6, e.getValue());
+                ps.addBatch();
+              }
+              ps.executeBatch();
+            }
+            return null;
+          });
+      states.putAll(ordered);
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public TableState rollbackTableState(TableId table) {
+    TableLocks.Held held = locks.table(table);
+    try {
+      Optional<TableState> restored =
+          jdbc.autocommit(
+              "rolling back the state of table " + table,
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.rollbackState)) {
+                  ps.setString(1, pipelineId);
+                  ps.setLong(2, table.oid());
+                  try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(StateCodec.read(rs, 1)) : Optional.empty();
+                  }
+                }
+              });
+      if (restored.isEmpty()) {
+        throw new EtlException(
+            ErrorKind.STATE_ROLLBACK_ERROR,
+            "table " + table + " has no earlier state to roll back to",
+            "pipeline " + pipelineId);
+      }
+      states.put(table, restored.get());
+      return restored.get();
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public void resetTableState(TableId table) {
+    TableLocks.Held held = locks.table(table);
+    try {
+      jdbc.transaction(
+          "resetting the state of table " + table,
+          c -> {
+            execute(c, sql.deleteTableStates, table);
+            execute(c, sql.insertInitState, table);
+            return null;
+          });
+      states.put(table, TableState.INIT);
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public List<TableState> tableStateHistory(TableId table) {
+    return jdbc.autocommit(
+        "reading the state history of table " + table,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.selectHistory)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            try (ResultSet rs = ps.executeQuery()) {
+              List<TableState> out = new ArrayList<>();
+              while (rs.next()) {
+                out.add(StateCodec.read(rs, 1));
+              }
+              return List.copyOf(out);
+            }
+          }
+        });
+  }
+
+  // ---------------------------------------------------------------- progress
+
+  @Override
+  public Optional<Lsn> progress(ProgressKey key) {
+    Objects.requireNonNull(key, "key");
+    return jdbc.autocommit(
+        "reading the " + key + " progress",
+        c -> {
+          boolean apply = key.worker() == ProgressKey.WorkerKind.APPLY;
+          try (PreparedStatement ps =
+              c.prepareStatement(apply ? sql.selectApplyProgress : sql.selectTableSyncProgress)) {
+            ps.setString(1, pipelineId);
+            if (!apply) {
+              ps.setLong(2, key.table().oid());
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() ? Optional.of(Lsn.parse(rs.getString(1))) : Optional.empty();
+            }
+          }
+        });
+  }
+
+  @Override
+  public Lsn advanceProgress(ProgressKey key, Lsn lsn) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(lsn, "lsn");
+    return jdbc.autocommit(
+        "advancing the " + key + " progress to " + lsn,
+        c -> {
+          boolean apply = key.worker() == ProgressKey.WorkerKind.APPLY;
+          try (PreparedStatement ps =
+              c.prepareStatement(apply ? sql.upsertApplyProgress : sql.upsertTableSyncProgress)) {
+            int i = 1;
+            ps.setString(i++, pipelineId);
+            if (!apply) {
+              ps.setLong(i++, key.table().oid());
+            }
+            ps.setString(i, lsn.toString());
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return Lsn.parse(rs.getString(1));
+            }
+          }
+        });
+  }
+
+  @Override
+  public void deleteProgress(ProgressKey key) {
+    Objects.requireNonNull(key, "key");
+    jdbc.autocommit(
+        "deleting the " + key + " progress",
+        c -> {
+          deleteProgress(c, key);
+          return null;
+        });
+  }
+
+  private void deleteProgress(Connection c, ProgressKey key) throws SQLException {
+    if (key.worker() == ProgressKey.WorkerKind.APPLY) {
+      execute(c, sql.deleteApplyProgress, null);
+    } else {
+      execute(c, sql.deleteTableSyncProgress, key.table());
+    }
+  }
+
+  // ---------------------------------------------------------------- schemas
+
+  @Override
+  public Optional<TableSchema> tableSchema(TableId table, Lsn lsn) {
+    Objects.requireNonNull(lsn, "lsn");
+    Map.Entry<Lsn, TableSchema> e = versions(table).floorEntry(lsn);
+    return e == null ? Optional.empty() : Optional.of(e.getValue());
+  }
+
+  @Override
+  public List<TableSchema> tableSchemas(TableId table) {
+    return List.copyOf(versions(table).values());
+  }
+
+  private NavigableMap<Lsn, TableSchema> versions(TableId table) {
+    NavigableMap<Lsn, TableSchema> cached = schemas.get(table);
+    if (cached != null) {
+      return cached;
+    }
+    TableLocks.Held held = locks.table(table);
+    try {
+      cached = schemas.get(table);
+      if (cached != null) {
+        return cached;
+      }
+      NavigableMap<Lsn, TableSchema> loaded =
+          jdbc.autocommit(
+              "loading the schema versions of table " + table, c -> loadSchemas(c, table));
+      schemas.put(table, loaded);
+      return loaded;
+    } finally {
+      held.release();
+    }
+  }
+
+  private NavigableMap<Lsn, TableSchema> loadSchemas(Connection c, TableId table)
+      throws SQLException {
+    TreeMap<Lsn, TableSchema> out = new TreeMap<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.selectSchemas)) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, table.oid());
+      try (ResultSet rs = ps.executeQuery()) {
+        long currentId = -1;
+        TableName name = null;
+        Lsn snapshot = null;
+        List<ColumnSchema> columns = new ArrayList<>();
+        while (rs.next()) {
+          long id = rs.getLong(1);
+          if (id != currentId) {
+            if (currentId != -1) {
+              out.put(snapshot, new TableSchema(table, name, columns, snapshot));
+            }
+            currentId = id;
+            name = new TableName(rs.getString(2), rs.getString(3));
+            snapshot = Lsn.parse(rs.getString(4));
+            columns = new ArrayList<>();
+          }
+          rs.getInt(5);
+          if (!rs.wasNull()) {
+            columns.add(
+                new ColumnSchema(
+                    rs.getString(6),
+                    (int) rs.getLong(7),
+                    rs.getInt(8),
+                    rs.getString(9),
+                    rs.getInt(10),
+                    rs.getInt(11),
+                    rs.getBoolean(12),
+                    rs.getString(13)));
+          }
+        }
+        if (currentId != -1) {
+          out.put(snapshot, new TableSchema(table, name, columns, snapshot));
+        }
+      }
+    }
+    return Collections.unmodifiableNavigableMap(out);
+  }
+
+  @Override
+  public void storeTableSchema(TableSchema schema) {
+    Objects.requireNonNull(schema, "schema");
+    TableId table = schema.id();
+    TableLocks.Held held = locks.table(table);
+    try {
+      jdbc.transaction(
+          "storing the schema of table " + table + " at " + schema.snapshotLsn(),
+          c -> {
+            long id;
+            try (PreparedStatement ps = c.prepareStatement(sql.upsertSchema)) {
+              ps.setString(1, pipelineId);
+              ps.setLong(2, table.oid());
+              ps.setString(3, schema.name().schema());
+              ps.setString(4, schema.name().name());
+              ps.setString(5, schema.snapshotLsn().toString());
+              try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                id = rs.getLong(1);
+              }
+            }
+            try (PreparedStatement ps = c.prepareStatement(sql.deleteColumns)) {
+              ps.setLong(1, id);
+              ps.executeUpdate();
+            }
+            if (!schema.columns().isEmpty()) {
+              try (PreparedStatement ps = c.prepareStatement(sql.insertColumn)) {
+                int index = 0;
+                for (ColumnSchema col : schema.columns()) {
+                  ps.setLong(1, id);
+                  ps.setInt(2, index++);
+                  ps.setString(3, col.name());
+                  ps.setLong(4, Integer.toUnsignedLong(col.typeOid()));
+                  ps.setInt(5, col.typeModifier());
+                  ps.setString(6, col.typeName());
+                  ps.setInt(7, col.ordinalPosition());
+                  ps.setInt(8, col.primaryKeyOrdinal());
+                  ps.setBoolean(9, col.nullable());
+                  ps.setString(10, col.defaultExpression());
+                  ps.addBatch();
+                }
+                ps.executeBatch();
+              }
+            }
+            return null;
+          });
+      schemas.computeIfPresent(
+          table,
+          (k, v) -> {
+            TreeMap<Lsn, TableSchema> next = new TreeMap<>(v);
+            next.put(schema.snapshotLsn(), schema);
+            return Collections.unmodifiableNavigableMap(next);
+          });
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public int pruneTableSchemas(TableId table, Lsn durableLsn) {
+    Objects.requireNonNull(durableLsn, "durableLsn");
+    TableLocks.Held held = locks.table(table);
+    try {
+      int deleted =
+          jdbc.autocommit(
+              "pruning the schema versions of table " + table + " before " + durableLsn,
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.pruneSchemas)) {
+                  ps.setString(1, pipelineId);
+                  ps.setLong(2, table.oid());
+                  ps.setString(3, pipelineId);
+                  ps.setLong(4, table.oid());
+                  ps.setString(5, durableLsn.toString());
+                  return ps.executeUpdate();
+                }
+              });
+      schemas.computeIfPresent(
+          table,
+          (k, v) -> {
+            Lsn keep = v.floorKey(durableLsn);
+            if (keep == null) {
+              return v;
+            }
+            return Collections.unmodifiableNavigableMap(new TreeMap<>(v.tailMap(keep, true)));
+          });
+      return deleted;
+    } finally {
+      held.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- destination table metadata
+
+  @Override
+  public Optional<DestinationTableMetadata> get(TableId table) {
+    Optional<DestinationTableMetadata> cached = metadata.get(table);
+    if (cached != null) {
+      return cached;
+    }
+    TableLocks.Held held = locks.table(table);
+    try {
+      cached = metadata.get(table);
+      if (cached != null) {
+        return cached;
+      }
+      Optional<DestinationTableMetadata> loaded =
+          jdbc.autocommit(
+              "reading the destination metadata of table " + table,
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.selectMetadata)) {
+                  ps.setString(1, pipelineId);
+                  ps.setLong(2, table.oid());
+                  try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                      return Optional.empty();
+                    }
+                    return Optional.of(
+                        new DestinationTableMetadata(
+                            rs.getString(1), Lsn.parse(rs.getString(2)), rs.getBoolean(3)));
+                  }
+                }
+              });
+      metadata.put(table, loaded);
+      return loaded;
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public void put(TableId table, DestinationTableMetadata value) {
+    Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(value, "metadata");
+    TableLocks.Held held = locks.table(table);
+    try {
+      jdbc.autocommit(
+          "storing the destination metadata of table " + table,
+          c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.upsertMetadata)) {
+              ps.setString(1, pipelineId);
+              ps.setLong(2, table.oid());
+              ps.setString(3, value.destinationTableId());
+              ps.setString(4, value.snapshotLsn().toString());
+              ps.setBoolean(5, value.applied());
+              return ps.executeUpdate();
+            }
+          });
+      metadata.put(table, Optional.of(value));
+    } finally {
+      held.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- table lifecycle
+
+  @Override
+  public void prepareTableForCopy(TableId table) {
+    TableLocks.Held held = locks.table(table);
+    try {
+      jdbc.transaction(
+          "preparing table " + table + " for a copy",
+          c -> {
+            execute(c, sql.deleteTableMetadata, table);
+            execute(c, sql.deleteTableSchemas, table);
+            execute(c, sql.deleteTableSyncProgress, table);
+            return null;
+          });
+      metadata.put(table, Optional.empty());
+      schemas.put(table, Collections.emptyNavigableMap());
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public void resetAllTablesForResync() {
+    TableLocks.Held held = locks.pipeline();
+    try {
+      List<TableId> reset =
+          jdbc.transaction(
+              "resetting every table for a resync",
+              c -> {
+                List<TableId> out = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(sql.resetAllStates)) {
+                  ps.setString(1, pipelineId);
+                  ps.setString(2, pipelineId);
+                  try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                      out.add(new TableId(rs.getLong(1)));
+                    }
+                  }
+                }
+                execute(c, sql.deleteApplyProgress, null);
+                return out;
+              });
+      for (TableId t : reset) {
+        states.put(t, TableState.INIT);
+      }
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public void deleteTable(TableId table) {
+    TableLocks.Held held = locks.table(table);
+    try {
+      jdbc.transaction(
+          "deleting table " + table + " from the pipeline",
+          c -> {
+            execute(c, sql.deleteTableStates, table);
+            execute(c, sql.deleteTableSchemas, table);
+            execute(c, sql.deleteTableMetadata, table);
+            execute(c, sql.deleteTableSyncProgress, table);
+            return null;
+          });
+      states.remove(table);
+      schemas.put(table, Collections.emptyNavigableMap());
+      metadata.put(table, Optional.empty());
+    } finally {
+      held.release();
+    }
+  }
+
+  @Override
+  public void deletePipelineState() {
+    TableLocks.Held held = locks.pipeline();
+    try {
+      jdbc.transaction(
+          "deleting the pipeline's state",
+          c -> {
+            execute(c, sql.deletePipelineStates, null);
+            execute(c, sql.deletePipelineSchemas, null);
+            execute(c, sql.deletePipelineMetadata, null);
+            execute(c, sql.deletePipelineProgress, null);
+            return null;
+          });
+      states.clear();
+      schemas.clear();
+      metadata.clear();
+    } finally {
+      held.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- destination lifecycle
+
+  @Override
+  public Optional<LifecycleRecord> readLifecycle(String destinationName) {
+    Objects.requireNonNull(destinationName, "destinationName");
+    return jdbc.autocommit(
+        "reading the lifecycle of destination " + destinationName,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.selectLifecycle)) {
+            ps.setString(1, pipelineId);
+            ps.setString(2, destinationName);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return Optional.empty();
+              }
+              return Optional.of(
+                  new LifecycleRecord(
+                      destinationName,
+                      rs.getString(1),
+                      rs.getString(2),
+                      rs.getString(3),
+                      rs.getObject(4, OffsetDateTime.class).toInstant()));
+            }
+          }
+        });
+  }
+
+  @Override
+  public void writeLifecycle(
+      String destinationName, LifecycleState state, String reason, String updatedBy) {
+    Objects.requireNonNull(destinationName, "destinationName");
+    Objects.requireNonNull(state, "state");
+    if (state == LifecycleState.RETIRED) {
+      throw new EtlException(
+          ErrorKind.CONFIG_ERROR,
+          "pgetl never writes 'retired': an operator retires a destination with SQL",
+          "destination " + destinationName);
+    }
+    jdbc.autocommit(
+        "writing the lifecycle of destination " + destinationName,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.upsertLifecycle)) {
+            ps.setString(1, pipelineId);
+            ps.setString(2, destinationName);
+            ps.setString(3, state.dbValue());
+            ps.setString(4, reason);
+            ps.setString(5, updatedBy);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  // ---------------------------------------------------------------- misc
+
+  /**
+   * Closes the connection pool. Idempotent; every call after it fails with {@code
+   * STATE_STORE_ERROR}.
+   */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      pool.close();
+    }
+  }
+
+  /**
+   * Returns the pipeline, schema and (masked) URL of this store.
+   *
+   * @return a description safe to log
+   */
+  @Override
+  public String toString() {
+    return "PostgresStore[pipeline="
+        + pipelineId
+        + ", schema="
+        + config.schema()
+        + ", jdbcUrl="
+        + ConnectionSettings.redact(config.jdbcUrl())
+        + "]";
+  }
+
+  // Runs a statement whose parameters are the pipeline id and, when given, a table id.
+  private void execute(Connection c, String statement, TableId table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(statement)) {
+      ps.setString(1, pipelineId);
+      if (table != null) {
+        ps.setLong(2, table.oid());
+      }
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Builds a {@link PostgresStoreConfig} and opens the store. Only {@link #jdbcUrl} and {@link
+   * #pipelineId} are required; every other setting has the default named in {@link
+   * PostgresStoreConfig}.
+   */
+  public static final class Builder {
+    private String jdbcUrl;
+    private String user;
+    private String password;
+    private String schema = PostgresStoreConfig.DEFAULT_SCHEMA;
+    private String pipelineId;
+    private int maxPoolSize = PostgresStoreConfig.DEFAULT_MAX_POOL_SIZE;
+    private int minIdle = PostgresStoreConfig.DEFAULT_MIN_IDLE;
+    private Duration idleTimeout = PostgresStoreConfig.DEFAULT_IDLE_TIMEOUT;
+    private Duration connectionTimeout = PostgresStoreConfig.DEFAULT_CONNECTION_TIMEOUT;
+    private Duration statementTimeout = PostgresStoreConfig.DEFAULT_STATEMENT_TIMEOUT;
+    private Duration migrationLockTimeout = PostgresStoreConfig.DEFAULT_MIGRATION_LOCK_TIMEOUT;
+
+    Builder() {}
+
+    Builder(PostgresStoreConfig c) {
+      connectionSettings(c.jdbcUrl(), c.user(), c.password());
+      schema = c.schema();
+      pipelineId = c.pipelineId();
+      maxPoolSize = c.maxPoolSize();
+      minIdle = c.minIdle();
+      idleTimeout = c.idleTimeout();
+      connectionTimeout = c.connectionTimeout();
+      statementTimeout = c.statementTimeout();
+      migrationLockTimeout = c.migrationLockTimeout();
+    }
+
+    /**
+     * Sets the store's database, {@code jdbc:postgresql://host:port/database?params}: the source
+     * database, or another one (needed when the source is a read-only standby). Required.
+     *
+     * @param jdbcUrl the JDBC URL
+     * @return this builder
+     */
+    public Builder jdbcUrl(String jdbcUrl) {
+      this.jdbcUrl = jdbcUrl;
+      return this;
+    }
+
+    /**
+     * Sets the role to connect as; it wins over a {@code user} in the URL.
+     *
+     * @param user the role name
+     * @return this builder
+     */
+    public Builder user(String user) {
+      this.user = user;
+      return this;
+    }
+
+    /**
+     * Sets the role's password; it wins over a {@code password} in the URL. Never logged.
+     *
+     * @param password the password
+     * @return this builder
+     */
+    public Builder password(String password) {
+      this.password = password;
+      return this;
+    }
+
+    // Seam for connection settings given as one object: a
+    // connection(org.pgetl.PgConnectionConfig) method sets all three through this one.
+    Builder connectionSettings(String jdbcUrl, String user, String password) {
+      this.jdbcUrl = jdbcUrl;
+      this.user = user;
+      this.password = password;
+      return this;
+    }
+
+    /**
+     * Sets the schema of the store's tables; default {@code etl}. Letters, digits and underscores;
+     * it is created when missing (which needs {@code CREATE} on the database).
+     *
+     * @param schema the schema name
+     * @return this builder
+     */
+    public Builder schema(String schema) {
+      this.schema = schema;
+      return this;
+    }
+
+    /**
+     * Sets the pipeline whose rows the store reads and writes. Required.
+     *
+     * @param pipelineId the pipeline id
+     * @return this builder
+     */
+    public Builder pipelineId(String pipelineId) {
+      this.pipelineId = pipelineId;
+      return this;
+    }
+
+    /**
+     * Sets the most connections the store opens at once; default 4.
+     *
+     * @param maxPoolSize at least 1
+     * @return this builder
+     */
+    public Builder maxPoolSize(int maxPoolSize) {
+      this.maxPoolSize = maxPoolSize;
+      return this;
+    }
+
+    /**
+     * Sets the connections kept open while idle; default 0.
+     *
+     * @param minIdle from 0 to the pool size
+     * @return this builder
+     */
+    public Builder minIdle(int minIdle) {
+      this.minIdle = minIdle;
+      return this;
+    }
+
+    /**
+     * Sets how long an idle connection above {@code minIdle} stays open; default 30 s.
+     *
+     * @param idleTimeout at least 10 s
+     * @return this builder
+     */
+    public Builder idleTimeout(Duration idleTimeout) {
+      this.idleTimeout = idleTimeout;
+      return this;
+    }
+
+    /**
+     * Sets how long a call waits for a free connection before it fails; default 10 s.
+     *
+     * @param connectionTimeout at least 250 ms
+     * @return this builder
+     */
+    public Builder connectionTimeout(Duration connectionTimeout) {
+      this.connectionTimeout = connectionTimeout;
+      return this;
+    }
+
+    /**
+     * Sets the {@code statement_timeout} of the store's sessions; default 30 s, {@link
+     * Duration#ZERO} to keep the role's or database's own setting.
+     *
+     * @param statementTimeout zero or more
+     * @return this builder
+     */
+    public Builder statementTimeout(Duration statementTimeout) {
+      this.statementTimeout = statementTimeout;
+      return this;
+    }
+
+    /**
+     * Sets how long start-up waits for another process that is migrating the same schema; default
+     * 60 s.
+     *
+     * @param migrationLockTimeout at least 1 ms
+     * @return this builder
+     */
+    public Builder migrationLockTimeout(Duration migrationLockTimeout) {
+      this.migrationLockTimeout = migrationLockTimeout;
+      return this;
+    }
+
+    /**
+     * Returns the validated settings, without connecting.
+     *
+     * @return the settings
+     * @throws EtlException of kind {@code CONFIG_ERROR} naming the first invalid setting
+     */
+    public PostgresStoreConfig config() {
+      return new PostgresStoreConfig(
+          jdbcUrl,
+          user,
+          password,
+          schema,
+          pipelineId,
+          maxPoolSize,
+          minIdle,
+          idleTimeout,
+          connectionTimeout,
+          statementTimeout,
+          migrationLockTimeout);
+    }
+
+    /**
+     * Validates the settings and opens the store: migrates its schema, opens its pool and loads the
+     * table states (see {@link PostgresStore#open}).
+     *
+     * @return the open store
+     * @throws EtlException of kind {@code CONFIG_ERROR} for an invalid setting, {@code
+     *     STATE_STORE_ERROR} when the database cannot be reached or migrated
+     */
+    public PostgresStore build() {
+      return open(config());
+    }
+
+    /**
+     * Describes the settings, with the password masked.
+     *
+     * @return a description safe to log
+     */
+    @Override
+    public String toString() {
+      return "PostgresStore.Builder[jdbcUrl="
+          + ConnectionSettings.redact(jdbcUrl)
+          + ", user="
+          + user
+          + ", password="
+          + (password == null ? "null" : "****")
+          + ", schema="
+          + schema
+          + ", pipelineId="
+          + pipelineId
+          + "]";
+    }
+  }
+}

@@ -1,0 +1,599 @@
+package org.pgetl.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.lifecycle.LifecycleRecord;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.model.TableSchema;
+import org.pgetl.store.PipelineStore;
+import org.pgetl.store.ProgressKey;
+import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.TableState;
+
+/**
+ * The behaviour every {@link PipelineStore} shares, written once and run against each
+ * implementation ({@link org.pgetl.store.MemoryStore} is the reference).
+ */
+abstract class PipelineStoreContract {
+  static final TableId T1 = new TableId(16_384);
+  static final TableId T2 = new TableId(16_390);
+  // The greatest oid: table ids are unsigned 32-bit numbers.
+  static final TableId T_MAX_OID = new TableId(4_294_967_295L);
+
+  private static final AtomicInteger PIPELINES = new AtomicInteger();
+
+  private final List<PipelineStore> opened = new ArrayList<>();
+
+  /**
+   * Opens a store for a pipeline. Two calls with the same id see the same state where the store is
+   * persistent.
+   */
+  protected abstract PipelineStore openStore(String pipelineId);
+
+  /** Writes a lifecycle value as an operator would with SQL, bypassing the store's refusal. */
+  protected abstract void writeLifecycleAsOperator(
+      PipelineStore store, String destinationName, String rawState);
+
+  /** Returns a store for a pipeline id no other test uses. */
+  protected PipelineStore newStore() {
+    return store("contract-" + getClass().getSimpleName() + "-" + PIPELINES.incrementAndGet());
+  }
+
+  protected PipelineStore store(String pipelineId) {
+    PipelineStore s = openStore(pipelineId);
+    opened.add(s);
+    return s;
+  }
+
+  @AfterEach
+  void closeStores() {
+    opened.forEach(PipelineStore::close);
+    opened.clear();
+  }
+
+  static Lsn lsn(String text) {
+    return Lsn.parse(text);
+  }
+
+  static TableSchema schema(TableId id, String lsn, String... columnNames) {
+    List<ColumnSchema> cols = new ArrayList<>();
+    for (int i = 0; i < columnNames.length; i++) {
+      cols.add(
+          new ColumnSchema(columnNames[i], 23, -1, "integer", i + 1, i == 0 ? 1 : 0, i != 0, null));
+    }
+    return new TableSchema(id, new TableName("public", "t" + id), cols, lsn(lsn));
+  }
+
+  // ------------------------------------------------------------------ empty store
+
+  @Test
+  void aNewPipelineHasNoState() {
+    PipelineStore store = newStore();
+
+    assertThat(store.loadTableStates()).isEmpty();
+    assertThat(store.tableStates()).isEmpty();
+    assertThat(store.tableState(T1)).isEmpty();
+    assertThat(store.tableStateHistory(T1)).isEmpty();
+    assertThat(store.progress(ProgressKey.apply())).isEmpty();
+    assertThat(store.progress(ProgressKey.tableSync(T1))).isEmpty();
+    assertThat(store.tableSchemas(T1)).isEmpty();
+    assertThat(store.tableSchema(T1, Lsn.MAX)).isEmpty();
+    assertThat(store.get(T1)).isEmpty();
+    assertThat(store.readLifecycle("lake")).isEmpty();
+  }
+
+  // ------------------------------------------------------------------ states
+
+  @Test
+  void updatesKeepTheHistoryNewestFirst() {
+    PipelineStore store = newStore();
+    TableState syncDone = new TableState.SyncDone(lsn("0/16B3748"));
+
+    store.updateTableState(T1, TableState.INIT);
+    store.updateTableState(T1, TableState.DATA_SYNC);
+    store.updateTableState(T1, TableState.FINISHED_COPY);
+    store.updateTableState(T1, syncDone);
+    store.updateTableState(T1, TableState.READY);
+
+    assertThat(store.tableState(T1)).contains(TableState.READY);
+    assertThat(store.tableStates()).isEqualTo(Map.of(T1, TableState.READY));
+    assertThat(store.loadTableStates()).isEqualTo(Map.of(T1, TableState.READY));
+    assertThat(store.tableStateHistory(T1))
+        .containsExactly(
+            TableState.READY,
+            syncDone,
+            TableState.FINISHED_COPY,
+            TableState.DATA_SYNC,
+            TableState.INIT);
+  }
+
+  @Test
+  void everyPersistedStateRoundTrips() {
+    PipelineStore store = newStore();
+    List<TableState> states =
+        List.of(
+            TableState.INIT,
+            TableState.DATA_SYNC,
+            TableState.FINISHED_COPY,
+            new TableState.SyncDone(Lsn.ZERO),
+            new TableState.SyncDone(Lsn.MAX),
+            TableState.READY,
+            new TableState.Errored(
+                ErrorKind.SOURCE_QUERY_FAILED,
+                "relation \"x\" does not exist",
+                "fix it",
+                RetryPolicy.NONE),
+            new TableState.Errored(
+                ErrorKind.DESTINATION_ERROR,
+                "quotes ' \" \\ backslash, newline\n, tab\t, unicode żółw 🐢, {\"json\": 1}",
+                "roll the table back",
+                RetryPolicy.MANUAL),
+            new TableState.Errored(
+                ErrorKind.SOURCE_CONNECTION_FAILED,
+                "",
+                "",
+                new RetryPolicy.Timed(Instant.parse("2031-02-03T04:05:06.123456789Z"), 7)));
+
+    for (TableState s : states) {
+      store.updateTableState(T_MAX_OID, s);
+      assertThat(store.tableState(T_MAX_OID)).contains(s);
+      assertThat(store.loadTableStates()).containsEntry(T_MAX_OID, s);
+    }
+    assertThat(store.tableStateHistory(T_MAX_OID)).containsExactlyElementsOf(reversed(states));
+  }
+
+  @Test
+  void memoryOnlyStatesAreRefused() {
+    PipelineStore store = newStore();
+    store.updateTableState(T1, TableState.INIT);
+
+    assertThatThrownBy(() -> store.updateTableState(T1, new TableState.SyncWait(lsn("0/10"))))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(
+            () ->
+                store.updateTableStates(
+                    Map.of(T1, TableState.READY, T2, new TableState.Catchup(lsn("0/10")))))
+        .isInstanceOf(IllegalArgumentException.class);
+
+    assertThat(store.loadTableStates()).isEqualTo(Map.of(T1, TableState.INIT));
+    assertThat(store.tableStateHistory(T1)).containsExactly(TableState.INIT);
+  }
+
+  @Test
+  void updateTableStatesStoresEveryTable() {
+    PipelineStore store = newStore();
+    store.updateTableStates(Map.of(T1, TableState.INIT, T2, TableState.INIT));
+    store.updateTableStates(Map.of(T1, TableState.DATA_SYNC, T2, TableState.READY));
+    store.updateTableStates(Map.of());
+
+    Map<TableId, TableState> expected = Map.of(T1, TableState.DATA_SYNC, T2, TableState.READY);
+    assertThat(store.tableStates()).isEqualTo(expected);
+    assertThat(store.loadTableStates()).isEqualTo(expected);
+    assertThat(store.tableStateHistory(T2)).containsExactly(TableState.READY, TableState.INIT);
+  }
+
+  @Test
+  void rollbackMakesThePreviousStateCurrentOneStepAtATime() {
+    PipelineStore store = newStore();
+    TableState errored =
+        new TableState.Errored(ErrorKind.DESTINATION_ERROR, "boom", "retry", RetryPolicy.MANUAL);
+    store.updateTableState(T1, TableState.INIT);
+    store.updateTableState(T1, TableState.DATA_SYNC);
+    store.updateTableState(T1, errored);
+
+    assertThat(store.rollbackTableState(T1)).isEqualTo(TableState.DATA_SYNC);
+    assertThat(store.tableState(T1)).contains(TableState.DATA_SYNC);
+    assertThat(store.tableStateHistory(T1)).containsExactly(TableState.DATA_SYNC, TableState.INIT);
+
+    store.updateTableState(T1, TableState.FINISHED_COPY);
+    assertThat(store.tableStateHistory(T1))
+        .containsExactly(TableState.FINISHED_COPY, TableState.DATA_SYNC, TableState.INIT);
+
+    assertThat(store.rollbackTableState(T1)).isEqualTo(TableState.DATA_SYNC);
+    assertThat(store.rollbackTableState(T1)).isEqualTo(TableState.INIT);
+    assertThat(store.loadTableStates()).isEqualTo(Map.of(T1, TableState.INIT));
+  }
+
+  @Test
+  void rollbackWithoutAnEarlierStateFails() {
+    PipelineStore store = newStore();
+
+    assertThatThrownBy(() -> store.rollbackTableState(T1))
+        .isInstanceOfSatisfying(
+            EtlException.class,
+            e -> assertThat(e.kind()).isEqualTo(ErrorKind.STATE_ROLLBACK_ERROR));
+
+    store.updateTableState(T1, TableState.DATA_SYNC);
+    assertThatThrownBy(() -> store.rollbackTableState(T1))
+        .isInstanceOfSatisfying(
+            EtlException.class,
+            e -> assertThat(e.kind()).isEqualTo(ErrorKind.STATE_ROLLBACK_ERROR));
+    assertThat(store.tableState(T1)).contains(TableState.DATA_SYNC);
+    assertThat(store.loadTableStates()).isEqualTo(Map.of(T1, TableState.DATA_SYNC));
+  }
+
+  @Test
+  void resetReplacesTheHistoryWithInit() {
+    PipelineStore store = newStore();
+    store.updateTableState(T1, TableState.INIT);
+    store.updateTableState(T1, TableState.DATA_SYNC);
+    store.updateTableState(T1, TableState.READY);
+
+    store.resetTableState(T1);
+    store.resetTableState(T2);
+
+    assertThat(store.tableStates()).isEqualTo(Map.of(T1, TableState.INIT, T2, TableState.INIT));
+    assertThat(store.loadTableStates()).isEqualTo(Map.of(T1, TableState.INIT, T2, TableState.INIT));
+    assertThat(store.tableStateHistory(T1)).containsExactly(TableState.INIT);
+    assertThatThrownBy(() -> store.rollbackTableState(T1))
+        .isInstanceOfSatisfying(
+            EtlException.class,
+            e -> assertThat(e.kind()).isEqualTo(ErrorKind.STATE_ROLLBACK_ERROR));
+  }
+
+  // ------------------------------------------------------------------ progress
+
+  @Test
+  void progressOnlyMovesForward() {
+    PipelineStore store = newStore();
+    ProgressKey apply = ProgressKey.apply();
+    ProgressKey sync = ProgressKey.tableSync(T1);
+
+    assertThat(store.advanceProgress(apply, lsn("1/100"))).isEqualTo(lsn("1/100"));
+    assertThat(store.advanceProgress(apply, lsn("0/FFFFFFFF"))).isEqualTo(lsn("1/100"));
+    assertThat(store.advanceProgress(apply, lsn("1/100"))).isEqualTo(lsn("1/100"));
+    assertThat(store.advanceProgress(apply, lsn("2/0"))).isEqualTo(lsn("2/0"));
+    assertThat(store.progress(apply)).contains(lsn("2/0"));
+
+    assertThat(store.progress(sync)).isEmpty();
+    assertThat(store.advanceProgress(sync, lsn("0/5"))).isEqualTo(lsn("0/5"));
+    assertThat(store.advanceProgress(ProgressKey.tableSync(T_MAX_OID), Lsn.MAX)).isEqualTo(Lsn.MAX);
+    assertThat(store.progress(sync)).contains(lsn("0/5"));
+    assertThat(store.progress(apply)).contains(lsn("2/0"));
+
+    store.deleteProgress(apply);
+    assertThat(store.progress(apply)).isEmpty();
+    assertThat(store.progress(sync)).contains(lsn("0/5"));
+    assertThat(store.advanceProgress(apply, lsn("0/1"))).isEqualTo(lsn("0/1"));
+
+    store.deleteProgress(sync);
+    assertThat(store.progress(sync)).isEmpty();
+    assertThat(store.progress(ProgressKey.tableSync(T_MAX_OID))).contains(Lsn.MAX);
+  }
+
+  @Test
+  void concurrentAdvancesKeepTheGreatestProgress() throws Exception {
+    PipelineStore store = newStore();
+    int threads = 8;
+    int perThread = 40;
+    long seed = System.nanoTime();
+    System.out.println("concurrentAdvancesKeepTheGreatestProgress seed=" + seed);
+    Random random = new Random(seed);
+    List<List<Lsn>> plans = new ArrayList<>();
+    Lsn max = Lsn.ZERO;
+    for (int t = 0; t < threads; t++) {
+      List<Lsn> plan = new ArrayList<>();
+      for (int i = 0; i < perThread; i++) {
+        // Spread over the whole unsigned range, high bit included.
+        Lsn l = Lsn.of(random.nextLong());
+        plan.add(l);
+        max = Lsn.max(max, l);
+      }
+      plans.add(plan);
+    }
+    List<ProgressKey> keys = List.of(ProgressKey.apply(), ProgressKey.tableSync(T1));
+    AtomicInteger threadNo = new AtomicInteger();
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            threads, r -> new Thread(r, "pgetl-test-progress-" + threadNo.incrementAndGet()));
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<List<String>>> results = new ArrayList<>();
+      for (List<Lsn> plan : plans) {
+        results.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  List<String> violations = new ArrayList<>();
+                  for (Lsn l : plan) {
+                    for (ProgressKey key : keys) {
+                      Lsn stored = store.advanceProgress(key, l);
+                      if (stored.isBefore(l)) {
+                        violations.add(key + ": advanced to " + l + ", got " + stored);
+                      }
+                    }
+                  }
+                  return violations;
+                }));
+      }
+      start.countDown();
+      for (Future<List<String>> f : results) {
+        assertThat(f.get(60, TimeUnit.SECONDS)).isEmpty();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(store.progress(ProgressKey.apply())).contains(max);
+    assertThat(store.progress(ProgressKey.tableSync(T1))).contains(max);
+  }
+
+  // ------------------------------------------------------------------ schemas
+
+  @Test
+  void schemaVersionsAreFoundByLsn() {
+    PipelineStore store = newStore();
+    TableSchema v0 = schema(T1, "0/0", "id");
+    TableSchema v1 = schema(T1, "0/100", "id", "a");
+    TableSchema v2 = schema(T1, "1/0", "id", "a", "b");
+    store.storeTableSchema(v1);
+    store.storeTableSchema(v2);
+    store.storeTableSchema(v0);
+
+    assertThat(store.tableSchemas(T1)).containsExactly(v0, v1, v2);
+    assertThat(store.tableSchema(T1, Lsn.ZERO)).contains(v0);
+    assertThat(store.tableSchema(T1, lsn("0/FF"))).contains(v0);
+    assertThat(store.tableSchema(T1, lsn("0/100"))).contains(v1);
+    assertThat(store.tableSchema(T1, lsn("0/FFFFFFFF"))).contains(v1);
+    assertThat(store.tableSchema(T1, Lsn.MAX)).contains(v2);
+    assertThat(store.tableSchemas(T2)).isEmpty();
+
+    TableSchema late = schema(T2, "0/50", "id");
+    store.storeTableSchema(late);
+    assertThat(store.tableSchema(T2, lsn("0/4F"))).isEmpty();
+    assertThat(store.tableSchema(T2, lsn("0/50"))).contains(late);
+  }
+
+  @Test
+  void storingTheSameVersionAgainReplacesIt() {
+    PipelineStore store = newStore();
+    store.storeTableSchema(schema(T1, "0/100", "id", "a", "b"));
+    TableSchema replacement =
+        new TableSchema(T1, new TableName("public", "renamed"), List.of(), lsn("0/100"));
+    store.storeTableSchema(replacement);
+
+    assertThat(store.tableSchemas(T1)).containsExactly(replacement);
+    assertThat(store.tableSchema(T1, lsn("0/100"))).contains(replacement);
+  }
+
+  @Test
+  void everyColumnFieldRoundTrips() {
+    PipelineStore store = newStore();
+    List<ColumnSchema> columns =
+        List.of(
+            new ColumnSchema("id", 20, -1, "bigint", 1, 2, false, "nextval('s'::regclass)"),
+            new ColumnSchema("Tenant \"Id\"", 23, -1, "integer", 3, 1, false, null),
+            new ColumnSchema("amount", 1700, 655366, "numeric(10,2)", 4, 0, true, "0.00"),
+            // A domain or extension type with an oid above 2^31.
+            new ColumnSchema("ext", -5, 12, "my_type", 7, 0, true, null),
+            new ColumnSchema("żółw", 1009, -1, "text[]", 8, 0, true, "'{}'::text[]"));
+    TableSchema s =
+        new TableSchema(T_MAX_OID, new TableName("My Schema", "Order\"s"), columns, lsn("A/B"));
+    store.storeTableSchema(s);
+
+    assertThat(store.tableSchemas(T_MAX_OID)).containsExactly(s);
+    assertThat(store.tableSchema(T_MAX_OID, Lsn.MAX)).contains(s);
+  }
+
+  @Test
+  void pruneKeepsTheNewestVersionAtOrBeforeTheDurableLsnAndEveryNewerOne() {
+    PipelineStore store = newStore();
+    TableSchema v0 = schema(T1, "0/0", "id");
+    TableSchema v1 = schema(T1, "0/100", "id", "a");
+    TableSchema v2 = schema(T1, "0/200", "id", "a", "b");
+    TableSchema v3 = schema(T1, "0/300", "id", "a", "b", "c");
+    TableSchema other = schema(T2, "0/0", "id");
+    for (TableSchema s : List.of(v0, v1, v2, v3, other)) {
+      store.storeTableSchema(s);
+    }
+
+    assertThat(store.pruneTableSchemas(T1, lsn("0/250"))).isEqualTo(2);
+    assertThat(store.tableSchemas(T1)).containsExactly(v2, v3);
+    assertThat(store.pruneTableSchemas(T1, lsn("0/250"))).isZero();
+    assertThat(store.pruneTableSchemas(T1, lsn("0/100"))).isZero();
+    assertThat(store.tableSchemas(T1)).containsExactly(v2, v3);
+    assertThat(store.pruneTableSchemas(T1, Lsn.MAX)).isEqualTo(1);
+    assertThat(store.tableSchemas(T1)).containsExactly(v3);
+    assertThat(store.pruneTableSchemas(T_MAX_OID, Lsn.MAX)).isZero();
+    assertThat(store.tableSchemas(T2)).containsExactly(other);
+  }
+
+  // ------------------------------------------------------------------ destination metadata
+
+  @Test
+  void destinationMetadataIsStoredAndReplaced() {
+    PipelineStore store = newStore();
+    DestinationTableMetadata first = new DestinationTableMetadata("lake.orders", Lsn.ZERO, false);
+    DestinationTableMetadata second =
+        new DestinationTableMetadata("lake.\"orders_v2\"", lsn("5/AB"), true);
+
+    store.put(T1, first);
+    assertThat(store.get(T1)).contains(first);
+    store.put(T1, second);
+    assertThat(store.get(T1)).contains(second);
+    assertThat(store.get(T2)).isEmpty();
+  }
+
+  // ------------------------------------------------------------------ table lifecycle
+
+  /** Gives T1 and T2 a state, schema, metadata and table-sync progress; sets apply progress. */
+  private static void fillTwoTables(PipelineStore store) {
+    for (TableId t : List.of(T1, T2)) {
+      store.updateTableState(t, TableState.INIT);
+      store.updateTableState(t, TableState.DATA_SYNC);
+      store.storeTableSchema(schema(t, "0/0", "id"));
+      store.storeTableSchema(schema(t, "0/10", "id", "a"));
+      store.put(t, new DestinationTableMetadata("d." + t, lsn("0/10"), true));
+      store.advanceProgress(ProgressKey.tableSync(t), lsn("0/20"));
+    }
+    store.advanceProgress(ProgressKey.apply(), lsn("0/30"));
+  }
+
+  private static void assertUntouched(PipelineStore store, TableId t) {
+    assertThat(store.tableState(t)).contains(TableState.DATA_SYNC);
+    assertThat(store.tableSchemas(t)).hasSize(2);
+    assertThat(store.get(t)).isPresent();
+    assertThat(store.progress(ProgressKey.tableSync(t))).contains(lsn("0/20"));
+  }
+
+  @Test
+  void prepareForCopyDropsMetadataSchemasAndTableSyncProgressButKeepsTheState() {
+    PipelineStore store = newStore();
+    fillTwoTables(store);
+
+    store.prepareTableForCopy(T1);
+
+    assertThat(store.tableState(T1)).contains(TableState.DATA_SYNC);
+    assertThat(store.tableStateHistory(T1)).containsExactly(TableState.DATA_SYNC, TableState.INIT);
+    assertThat(store.get(T1)).isEmpty();
+    assertThat(store.tableSchemas(T1)).isEmpty();
+    assertThat(store.tableSchema(T1, Lsn.MAX)).isEmpty();
+    assertThat(store.progress(ProgressKey.tableSync(T1))).isEmpty();
+    assertThat(store.progress(ProgressKey.apply())).contains(lsn("0/30"));
+    assertUntouched(store, T2);
+
+    // The same after re-reading everything.
+    store.loadTableStates();
+    assertThat(store.get(T1)).isEmpty();
+    assertThat(store.tableSchemas(T1)).isEmpty();
+    assertUntouched(store, T2);
+  }
+
+  @Test
+  void resetForResyncMakesEveryTableInitAndDropsOnlyTheApplyProgress() {
+    PipelineStore store = newStore();
+    fillTwoTables(store);
+    store.updateTableState(T2, TableState.READY);
+
+    store.resetAllTablesForResync();
+
+    Map<TableId, TableState> init = Map.of(T1, TableState.INIT, T2, TableState.INIT);
+    assertThat(store.tableStates()).isEqualTo(init);
+    assertThat(store.loadTableStates()).isEqualTo(init);
+    assertThat(store.progress(ProgressKey.apply())).isEmpty();
+    for (TableId t : List.of(T1, T2)) {
+      assertThat(store.tableSchemas(t)).hasSize(2);
+      assertThat(store.get(t)).isPresent();
+      assertThat(store.progress(ProgressKey.tableSync(t))).contains(lsn("0/20"));
+    }
+    // The history is kept: the reset can be rolled back.
+    assertThat(store.tableStateHistory(T2))
+        .containsExactly(TableState.INIT, TableState.READY, TableState.DATA_SYNC, TableState.INIT);
+    assertThat(store.rollbackTableState(T2)).isEqualTo(TableState.READY);
+  }
+
+  @Test
+  void deleteTableRemovesEverythingOfThatTableOnly() {
+    PipelineStore store = newStore();
+    fillTwoTables(store);
+
+    store.deleteTable(T1);
+
+    assertThat(store.tableState(T1)).isEmpty();
+    assertThat(store.tableStateHistory(T1)).isEmpty();
+    assertThat(store.tableSchemas(T1)).isEmpty();
+    assertThat(store.get(T1)).isEmpty();
+    assertThat(store.progress(ProgressKey.tableSync(T1))).isEmpty();
+    assertThat(store.progress(ProgressKey.apply())).contains(lsn("0/30"));
+    assertThat(store.loadTableStates()).isEqualTo(Map.of(T2, TableState.DATA_SYNC));
+    assertUntouched(store, T2);
+  }
+
+  @Test
+  void deletePipelineStateRemovesEverythingButTheLifecycleRows() {
+    PipelineStore store = newStore();
+    fillTwoTables(store);
+    store.writeLifecycle("lake", LifecycleState.DRAINING, "retiring", "ops");
+
+    store.deletePipelineState();
+
+    assertThat(store.tableStates()).isEmpty();
+    assertThat(store.loadTableStates()).isEmpty();
+    for (TableId t : List.of(T1, T2)) {
+      assertThat(store.tableStateHistory(t)).isEmpty();
+      assertThat(store.tableSchemas(t)).isEmpty();
+      assertThat(store.get(t)).isEmpty();
+      assertThat(store.progress(ProgressKey.tableSync(t))).isEmpty();
+    }
+    assertThat(store.progress(ProgressKey.apply())).isEmpty();
+    assertThat(store.readLifecycle("lake")).map(LifecycleRecord::rawState).contains("draining");
+  }
+
+  // ------------------------------------------------------------------ destination lifecycle
+
+  @Test
+  void lifecycleRowsAreWrittenAndRead() {
+    PipelineStore store = newStore();
+    Instant before = Instant.now().minusSeconds(60);
+
+    store.writeLifecycle("lake", LifecycleState.PAUSED, "maintenance", "jane");
+    Optional<LifecycleRecord> paused = store.readLifecycle("lake");
+    assertThat(paused).isPresent();
+    assertThat(paused.get().destinationName()).isEqualTo("lake");
+    assertThat(paused.get().rawState()).isEqualTo("paused");
+    assertThat(paused.get().reason()).isEqualTo("maintenance");
+    assertThat(paused.get().updatedBy()).isEqualTo("jane");
+    assertThat(paused.get().updatedAt()).isAfter(before);
+
+    store.writeLifecycle("lake", LifecycleState.ACTIVE, null, null);
+    LifecycleRecord active = store.readLifecycle("lake").orElseThrow();
+    assertThat(active.rawState()).isEqualTo("active");
+    assertThat(active.reason()).isNull();
+    assertThat(active.updatedBy()).isNull();
+
+    store.writeLifecycle("warehouse", LifecycleState.DRAINING, "moving", "ops");
+    assertThat(store.readLifecycle("warehouse"))
+        .map(LifecycleRecord::rawState)
+        .contains("draining");
+    assertThat(store.readLifecycle("lake")).map(LifecycleRecord::rawState).contains("active");
+    assertThat(store.readLifecycle("other")).isEmpty();
+  }
+
+  @Test
+  void theStoreRefusesToWriteRetired() {
+    PipelineStore store = newStore();
+    store.writeLifecycle("lake", LifecycleState.DRAINING, "about to retire", "ops");
+
+    assertThatThrownBy(() -> store.writeLifecycle("lake", LifecycleState.RETIRED, "done", "ops"))
+        .isInstanceOfSatisfying(
+            EtlException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.CONFIG_ERROR));
+    assertThat(store.readLifecycle("lake")).map(LifecycleRecord::rawState).contains("draining");
+  }
+
+  @Test
+  void anOperatorsRetiredRowReadsAsStored() {
+    PipelineStore store = newStore();
+    writeLifecycleAsOperator(store, "lake", "retired");
+
+    LifecycleRecord row = store.readLifecycle("lake").orElseThrow();
+    assertThat(row.rawState()).isEqualTo("retired");
+    assertThat(LifecycleState.fromDbValue(row.rawState())).contains(LifecycleState.RETIRED);
+  }
+
+  private static <T> List<T> reversed(List<T> list) {
+    List<T> out = new ArrayList<>(list);
+    java.util.Collections.reverse(out);
+    return out;
+  }
+}

@@ -1,0 +1,194 @@
+package org.pgetl.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.TableId;
+import org.pgetl.store.TableState;
+
+/** The store's schema: created on an empty database, never migrated twice, safe to race on. */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class PostgresStoreMigrationIT {
+  private static final List<String> STORE_TABLES =
+      List.of(
+          "destination_lifecycle",
+          "destination_tables_metadata",
+          "pgetl_schema_history",
+          "replication_progress",
+          "replication_state",
+          "table_columns",
+          "table_schemas");
+
+  private static List<String> tablesIn(TestPostgres.Database db, String schema) {
+    return db.queryColumn(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = '"
+            + schema
+            + "' ORDER BY table_name");
+  }
+
+  private static List<String> appliedVersions(TestPostgres.Database db, String quotedSchema) {
+    return db.queryColumn(
+        "SELECT version || ':' || success FROM "
+            + quotedSchema
+            + ".pgetl_schema_history WHERE version IS NOT NULL ORDER BY installed_rank");
+  }
+
+  @Test
+  void anEmptyDatabaseGetsTheWholeSchema() {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("migrate");
+        PostgresStore store = db.storeBuilder("p1").build()) {
+      assertThat(tablesIn(db, "etl")).containsExactlyElementsOf(STORE_TABLES);
+      assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+      // Nothing outside the store's schema.
+      assertThat(
+              db.queryColumn(
+                  "SELECT table_schema || '.' || table_name FROM information_schema.tables"
+                      + " WHERE table_schema NOT IN ('etl', 'pg_catalog', 'information_schema')"))
+          .isEmpty();
+      store.updateTableState(new TableId(1), TableState.INIT);
+      assertThat(db.queryLong("SELECT count(*) FROM etl.replication_state")).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aRestartAppliesNoMigrationAgain() {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("restart")) {
+      try (PostgresStore store = db.storeBuilder("p1").build()) {
+        store.updateTableState(new TableId(7), TableState.DATA_SYNC);
+      }
+      List<String> historyBefore =
+          db.queryColumn(
+              "SELECT installed_rank || ':' || coalesce(version, '-') || ':' || installed_on"
+                  + " FROM etl.pgetl_schema_history ORDER BY installed_rank");
+
+      for (int i = 0; i < 3; i++) {
+        try (PostgresStore store = db.storeBuilder("p1").build()) {
+          assertThat(store.tableState(new TableId(7))).contains(TableState.DATA_SYNC);
+        }
+      }
+
+      assertThat(
+              db.queryColumn(
+                  "SELECT installed_rank || ':' || coalesce(version, '-') || ':' || installed_on"
+                      + " FROM etl.pgetl_schema_history ORDER BY installed_rank"))
+          .isEqualTo(historyBefore);
+      assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+    }
+  }
+
+  @Test
+  void twoStoresStartingTogetherOnAnEmptyDatabaseBothSucceed() throws Exception {
+    AtomicInteger threadNo = new AtomicInteger();
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            2, r -> new Thread(r, "pgetl-test-start-" + threadNo.incrementAndGet()));
+    try {
+      // A few rounds, each on a fresh database, to give the race a chance.
+      for (int round = 0; round < 3; round++) {
+        try (TestPostgres.Database db = TestPostgres.newDatabase("race")) {
+          CountDownLatch go = new CountDownLatch(1);
+          List<Future<PostgresStore>> starts = new ArrayList<>();
+          for (String pipeline : List.of("a", "b")) {
+            starts.add(
+                pool.submit(
+                    () -> {
+                      go.await();
+                      return db.storeBuilder(pipeline).build();
+                    }));
+          }
+          go.countDown();
+          List<PostgresStore> stores = new ArrayList<>();
+          try {
+            for (Future<PostgresStore> f : starts) {
+              stores.add(f.get(2, TimeUnit.MINUTES));
+            }
+            for (PostgresStore s : stores) {
+              s.updateTableState(new TableId(1), TableState.INIT);
+            }
+          } finally {
+            stores.forEach(PostgresStore::close);
+          }
+          assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+          assertThat(db.queryLong("SELECT count(*) FROM etl.replication_state")).isEqualTo(2);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aStartWaitsForAnotherProcessThatIsMigratingTheSameSchema() throws Exception {
+    ExecutorService pool =
+        Executors.newSingleThreadExecutor(r -> new Thread(r, "pgetl-test-waiting-start"));
+    try (TestPostgres.Database db = TestPostgres.newDatabase("migrlock");
+        Connection other = db.connect();
+        Statement st = other.createStatement()) {
+      // Another process is migrating: it holds the schema's migration lock.
+      st.execute("SELECT pg_advisory_lock(" + Migrations.lockKey("etl") + ")");
+
+      // A start with a short wait gives up with the lock timeout's SQLSTATE.
+      assertThatThrownBy(
+              () -> db.storeBuilder("p1").migrationLockTimeout(Duration.ofMillis(300)).build())
+          .isInstanceOfSatisfying(
+              EtlException.class,
+              e -> {
+                assertThat(e.kind()).isEqualTo(ErrorKind.STATE_STORE_ERROR);
+                assertThat(e.detail()).startsWith("SQLSTATE 55P03");
+                assertThat(e.getMessage()).contains("another process").contains("pg_locks");
+              });
+
+      // A start with the default wait blocks on the lock, and goes on once it is released.
+      Future<PostgresStore> start = pool.submit(() -> db.storeBuilder("p1").build());
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  db.queryLong(
+                          "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+                      == 1);
+      assertThat(start).isNotDone();
+      assertThat(tablesIn(db, "etl")).isEmpty();
+
+      st.execute("SELECT pg_advisory_unlock(" + Migrations.lockKey("etl") + ")");
+      try (PostgresStore store = start.get(1, TimeUnit.MINUTES)) {
+        assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+        assertThat(store.loadTableStates()).isEmpty();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aConfiguredSchemaIsQuotedAndHoldsItsOwnHistory() {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("schema");
+        PostgresStore mixed = db.storeBuilder("p1").schema("Pgetl_Store").build();
+        PostgresStore plain = db.storeBuilder("p1").build()) {
+      mixed.updateTableState(new TableId(1), TableState.READY);
+
+      assertThat(tablesIn(db, "Pgetl_Store")).containsExactlyElementsOf(STORE_TABLES);
+      assertThat(appliedVersions(db, "\"Pgetl_Store\"")).containsExactly("1:true");
+      assertThat(tablesIn(db, "pgetl_store")).isEmpty();
+      // Two schemas are two stores, even for the same pipeline id.
+      assertThat(plain.tableState(new TableId(1))).isEmpty();
+      assertThat(mixed.tableState(new TableId(1))).contains(TableState.READY);
+    }
+  }
+}
