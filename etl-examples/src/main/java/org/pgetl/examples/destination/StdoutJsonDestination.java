@@ -36,16 +36,17 @@ import org.pgetl.model.UpdatedRow;
  *
  * <p>Output is at-least-once, like delivery: after a restart the pipeline sends again what was not
  * confirmed durable, and this destination prints it again. Each line carries the key a reader
- * deduplicates on: {@code "batch"} for copied rows (skip a batch id already seen) and {@code "seq"}
- * for events (per table, skip an event whose {@code seq} is not greater than the last one applied;
- * {@code seq} strings sort like the keys). A {@code drop_table_for_copy} line tells the reader to
- * forget the table's rows, batch ids and last {@code seq}.
+ * deduplicates on: {@code "batch"} and {@code "batch_row"} for copied rows (skip a row whose batch
+ * id and index in the batch were seen) and {@code "seq"} for events (per table, skip an event whose
+ * {@code seq} is not greater than the last one applied; {@code seq} strings sort like the keys). A
+ * {@code drop_table_for_copy} line tells the reader to forget the table's rows, batch ids and last
+ * {@code seq}.
  *
  * <h2>Lines</h2>
  *
  * <pre>
  * {"kind":"drop_table_for_copy","table":"public.t","table_id":16384}
- * {"kind":"copy","table":"public.t","table_id":16384,"batch":"&lt;uuid&gt;#0","row":{"id":1,"name":"a"}}
+ * {"kind":"copy","table":"public.t","table_id":16384,"batch":"&lt;uuid&gt;#0","batch_row":0,"row":{"id":1,"name":"a"}}
  * {"kind":"copy_finished","table":"public.t","table_id":16384}
  * {"kind":"begin","seq":"...","commit_lsn":"0/16B3748","start_lsn":"0/16B3700","xid":740,"commit_time":"2024-05-01T10:00:00Z"}
  * {"kind":"relation", ...,"table":"public.t","table_id":16384,"identity":"PRIMARY_KEY","columns":[{"name":"id","type":"integer","type_oid":23,"attnum":1,"primary_key":true,"nullable":false}]}
@@ -182,10 +183,12 @@ public final class StdoutJsonDestination implements Destination {
             return;
           }
           StringBuilder lines = new StringBuilder();
-          for (TableRow row : batch.rows()) {
+          for (int i = 0; i < batch.rows().size(); i++) {
+            TableRow row = batch.rows().get(i);
             lines.append(
                 tableLine("copy", table)
                     .field("batch", batch.id().toString())
+                    .field("batch_row", i)
                     .rawField("row", row(table, row::get, table.columnCount()))
                     .end());
           }

@@ -278,6 +278,46 @@ class DuckDbDestinationTest {
   }
 
   @Test
+  void insertsWrittenTogetherKeepTheirOrderWithTheChangesAroundThem() throws Exception {
+    Path file = dir.resolve("runs.duckdb");
+    ReplicatedTableSchema t =
+        keyed(17005, "public", "r", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    List<Event> batch = new ArrayList<>();
+    batch.addAll(new Scenario.Tx(0x1000, 1).insert(t, TableRow.of(1, "a")).end());
+    batch.addAll(
+        new Scenario.Tx(0x2000, 2)
+            .insert(t, TableRow.of(2, "b"))
+            .message("m", "between")
+            .insert(t, TableRow.of(3, "c"))
+            .end());
+    batch.addAll(
+        new Scenario.Tx(0x3000, 3)
+            .update(t, Scenario.full(1, "a2"), null)
+            .insert(t, TableRow.of(4, "d"))
+            .delete(t, Scenario.key(2))
+            .insert(t, TableRow.of(2, "b again"))
+            .truncate(t)
+            .insert(t, TableRow.of(5, "after truncate"))
+            .insert(t, TableRow.of(6, "f"))
+            .end());
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      events(d.destination, batch);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v FROM public.r ORDER BY id"))
+          .containsExactly("5|after truncate", "6|f");
+    }
+    batch.subList(batch.size() - 4, batch.size()).clear(); // the same stream, without the truncate
+    try (Running d = closing(started(dir.resolve("runs2.duckdb"), new Scenario.Context()))) {
+      events(d.destination, batch);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + dir.resolve("runs2.duckdb"))) {
+      assertThat(query(c, "SELECT id, v FROM public.r ORDER BY id"))
+          .containsExactly("1|a2", "2|b again", "3|c", "4|d");
+    }
+  }
+
+  @Test
   void writesAfterShutdownAreAnsweredShutdown() {
     DuckDbDestination d = started(dir.resolve("closed.duckdb"), new Scenario.Context());
     d.shutdown();
