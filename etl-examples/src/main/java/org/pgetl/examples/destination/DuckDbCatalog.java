@@ -415,8 +415,23 @@ final class DuckDbCatalog {
    */
   void drop(TableId id, TableName name) throws SQLException {
     Table t = tables.remove(id);
-    String quoted = t != null ? t.quotedName() : name.quoted();
-    exec("DROP TABLE IF EXISTS " + quoted);
+    if (t == null) {
+      // a source table dropped and created again has a new oid: forget the old one's table
+      t =
+          tables.values().stream()
+              .filter(o -> o.schema.equals(name.schema()) && o.name.equals(name.name()))
+              .findFirst()
+              .orElse(null);
+      if (t != null) {
+        tables.remove(t.id);
+        forget(t.id);
+      }
+    }
+    exec("DROP TABLE IF EXISTS " + (t != null ? t.quotedName() : name.quoted()));
+    forget(id);
+  }
+
+  private void forget(TableId id) throws SQLException {
     for (String meta : List.of("tables", "columns", "copy_batches")) {
       update("DELETE FROM _pgetl." + meta + " WHERE table_oid = ?", id.oid());
     }

@@ -66,12 +66,12 @@ import org.slf4j.LoggerFactory;
  * <h2>Threads and answers</h2>
  *
  * DuckDB allows one writer, so every call is queued to one writer thread ({@code
- * pgetl-duckdb-writer}) that owns the connection; the methods return at once. The thread answers
- * {@code durable()} after the transaction commits (a write is never left merely "accepted"), and
- * {@code fail(EtlException)} with a {@code DESTINATION_*} kind when it rolls back. An empty {@code
- * REQUIRE_DURABLE} barrier is answered once the writes queued before it are committed. {@link
- * #shutdown()} lets the running write commit, answers the writes still queued with {@code
- * shutdown()} (they are delivered again at the next start), then closes the connection.
+ * pgetl-duckdb-<pipeline>}) that owns the connection; the methods return at once. The thread
+ * answers {@code durable()} after the transaction commits (a write is never left merely
+ * "accepted"), and {@code fail(EtlException)} with a {@code DESTINATION_*} kind when it rolls back.
+ * An empty {@code REQUIRE_DURABLE} barrier is answered once the writes queued before it are
+ * committed. {@link #shutdown()} lets the running write commit, answers the writes still queued
+ * with {@code shutdown()} (they are delivered again at the next start), then closes the connection.
  */
 public final class DuckDbDestination implements Destination {
   private static final Logger log = LoggerFactory.getLogger(DuckDbDestination.class);
@@ -140,7 +140,7 @@ public final class DuckDbDestination implements Destination {
     for (Table t : catalog.tables()) {
       catalog.announce(t, true, metadata);
     }
-    writer = new SerialWriter("pgetl-duckdb-writer", this::unexpected);
+    writer = new SerialWriter("pgetl-duckdb-" + context.pipelineId(), this::unexpected);
   }
 
   /**
@@ -372,11 +372,16 @@ public final class DuckDbDestination implements Destination {
       if (e instanceof EtlException etl) {
         throw etl;
       }
+      if (e instanceof SQLException sql) {
+        // no cause: DuckDB's full message may hold row values
+        throw new EtlException(
+            ErrorKind.DESTINATION_QUERY_FAILED,
+            "DuckDB write failed (" + what + ") in " + file,
+            firstLine(sql) + " (SQLSTATE " + sql.getSQLState() + ")",
+            null);
+      }
       throw new EtlException(
-          ErrorKind.DESTINATION_QUERY_FAILED,
-          "DuckDB write failed (" + what + ") in " + file,
-          e instanceof SQLException sql ? firstLine(sql) : String.valueOf(e),
-          e);
+          ErrorKind.DESTINATION_ERROR, "DuckDB write failed (" + what + ") in " + file, null, e);
     }
     catalog.announceChanged(metadata);
   }
@@ -405,10 +410,15 @@ public final class DuckDbDestination implements Destination {
     }
   }
 
-  /** The first line of a DuckDB error: its kind and message, without the echoed SQL. */
+  /**
+   * The first line of a DuckDB error (its kind and message, without the echoed SQL), with quoted
+   * parts masked: DuckDB quotes the values it complains about ({@code Duplicate key "id: 5"}), and
+   * row values must not reach logs.
+   */
   private static String firstLine(SQLException e) {
-    String m = String.valueOf(e.getMessage());
+    String m = String.valueOf(e.getMessage()).strip();
     int nl = m.indexOf('\n');
-    return nl < 0 ? m : m.substring(0, nl);
+    String line = nl < 0 ? m : m.substring(0, nl);
+    return line.replaceAll("\"[^\"]*\"|'[^']*'", "<...>");
   }
 }

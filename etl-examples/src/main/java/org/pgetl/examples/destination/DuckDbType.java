@@ -44,7 +44,10 @@ import org.pgetl.model.PgNumeric;
  * </table>
  *
  * A primary key column that maps to DECIMAL or a LIST is made VARCHAR instead, because DuckDB
- * cannot change the type of a key column later (see widening below).
+ * cannot change the type of a key column later (see widening below). The one value that can still
+ * not be stored is a key timestamp after 294247-01-10: that write fails with {@code
+ * DESTINATION_SCHEMA_ERROR} (as does dropping or retyping a key column at the source), and the
+ * table must be copied again.
  *
  * <h2>Widening: values a column type cannot hold</h2>
  *

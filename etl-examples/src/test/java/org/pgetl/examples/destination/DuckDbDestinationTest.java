@@ -318,6 +318,31 @@ class DuckDbDestinationTest {
   }
 
   @Test
+  void aSourceTableCreatedAgainUnderTheSameNameReplacesTheOldCopy() throws Exception {
+    Path file = dir.resolve("recreated.duckdb");
+    ReplicatedTableSchema before =
+        keyed(17006, "public", "x", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema after =
+        keyed(17007, "public", "x", col("id", 23, "integer", 1, 1), col("w", 20, "bigint", 2, 0));
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.drop(d.destination, before);
+      Scenario.sendBatch(
+          d.destination, Scenario.copyOf(before, List.of(TableRow.of(1, "old")), 10), 0);
+      Scenario.finish(d.destination, before);
+      Scenario.drop(d.destination, after);
+      Scenario.sendBatch(
+          d.destination, Scenario.copyOf(after, List.of(TableRow.of(2, 20L)), 10), 0);
+      Scenario.finish(d.destination, after);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, w FROM public.x")).containsExactly("2|20");
+      assertThat(query(c, "SELECT table_oid FROM _pgetl.tables")).containsExactly("17007");
+      assertThat(query(c, "SELECT DISTINCT table_oid FROM _pgetl.copy_batches"))
+          .containsExactly("17007");
+    }
+  }
+
+  @Test
   void writesAfterShutdownAreAnsweredShutdown() {
     DuckDbDestination d = started(dir.resolve("closed.duckdb"), new Scenario.Context());
     d.shutdown();
