@@ -1,0 +1,577 @@
+package org.pgetl.examples.destination;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.Event;
+import org.pgetl.model.EventSequenceKey;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+
+/**
+ * What {@link DuckDbDestination} knows about the tables in its DuckDB file, kept in the file itself
+ * (schema {@code _pgetl}) so that it survives restarts and commits together with the rows:
+ *
+ * <pre>
+ * _pgetl.tables        one row per source table: its DuckDB name, the schema version applied,
+ *                      applied_through = the greatest event sequence key applied
+ * _pgetl.columns       one row per column: the source attnum it mirrors, its name and types
+ * _pgetl.copy_batches  the copy batch ids stored by the current copy attempt
+ * _pgetl.messages      the user logical messages received, keyed by sequence key
+ * </pre>
+ *
+ * <p>It also brings a DuckDB table in line with a new source schema ({@link #ensure}): columns are
+ * matched by {@code attnum} ({@link ColumnSchema#ordinalPosition()}), which a rename keeps, so a
+ * column that disappears is dropped, one whose name changed is renamed, one whose type changed is
+ * converted, and a new one is added — in that order, before the next row is written.
+ *
+ * <p>Not thread-safe: only the destination's writer thread uses it, inside a transaction. After a
+ * rollback, {@link #load()} reads the committed state back.
+ */
+final class DuckDbCatalog {
+  /** The schema of the bookkeeping tables. A source schema of this name is not supported. */
+  static final String META_SCHEMA = "_pgetl";
+
+  /**
+   * One column of a destination table.
+   *
+   * @param attnum the source column's attnum
+   * @param name the column name (the source name)
+   * @param typeOid the source type oid the column was made for
+   * @param typeModifier the source type modifier
+   * @param type the DuckDB type now (VARCHAR once widened)
+   * @param key whether the column is part of the DuckDB primary key
+   */
+  record Column(
+      int attnum, String name, int typeOid, int typeModifier, DuckDbType type, boolean key) {
+    String quoted() {
+      return TableName.quoteIdentifier(name);
+    }
+  }
+
+  /** One destination table and its bookkeeping. */
+  static final class Table {
+    final TableId id;
+    final String schema;
+    final String name;
+    final Map<Integer, Column> columns = new LinkedHashMap<>();
+    Lsn schemaSnapshotLsn;
+    EventSequenceKey appliedThrough;
+    ReplicatedTableSchema lastSchema; // memory only: skips the column diff for a known schema
+
+    Table(TableId id, String schema, String name) {
+      this.id = id;
+      this.schema = schema;
+      this.name = name;
+    }
+
+    /** Returns the quoted, qualified DuckDB name. */
+    String quotedName() {
+      return TableName.quoteIdentifier(schema) + "." + TableName.quoteIdentifier(name);
+    }
+
+    /** Returns true when the DuckDB table has a primary key. */
+    boolean keyed() {
+      return columns.values().stream().anyMatch(Column::key);
+    }
+
+    /** Returns the column that mirrors a source attnum. */
+    Column column(int attnum) {
+      Column c = columns.get(attnum);
+      if (c == null) {
+        throw new IllegalStateException("no column for attnum " + attnum + " in " + quotedName());
+      }
+      return c;
+    }
+  }
+
+  private final Connection conn;
+  private final Map<TableId, Table> tables = new HashMap<>();
+  private final Set<TableId> changed = new HashSet<>();
+  private long ddlVersion;
+
+  DuckDbCatalog(Connection conn) {
+    this.conn = conn;
+  }
+
+  /** Creates the bookkeeping tables when the file is new. */
+  void createMetadataTables() throws SQLException {
+    exec("CREATE SCHEMA IF NOT EXISTS " + META_SCHEMA);
+    exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.tables (table_oid BIGINT PRIMARY KEY,"
+            + " source_name VARCHAR NOT NULL, duckdb_schema VARCHAR NOT NULL,"
+            + " duckdb_table VARCHAR NOT NULL, schema_snapshot_lsn VARCHAR NOT NULL,"
+            + " applied_through VARCHAR)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.columns (table_oid BIGINT, attnum INTEGER,"
+            + " column_name VARCHAR NOT NULL, type_oid INTEGER NOT NULL,"
+            + " type_modifier INTEGER NOT NULL, duckdb_type VARCHAR NOT NULL,"
+            + " primary_key BOOLEAN NOT NULL, PRIMARY KEY (table_oid, attnum))");
+    exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.copy_batches (table_oid BIGINT, attempt_id UUID,"
+            + " sequence BIGINT, PRIMARY KEY (table_oid, attempt_id, sequence))");
+    exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.messages (sequence_key VARCHAR PRIMARY KEY,"
+            + " commit_lsn VARCHAR NOT NULL, start_lsn VARCHAR NOT NULL,"
+            + " transactional BOOLEAN NOT NULL, prefix VARCHAR NOT NULL, content BLOB NOT NULL)");
+  }
+
+  /** (Re)reads every table from the bookkeeping tables, dropping what memory held. */
+  void load() throws SQLException {
+    tables.clear();
+    changed.clear();
+    ddlVersion++;
+    try (Statement s = conn.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT table_oid, duckdb_schema, duckdb_table, schema_snapshot_lsn,"
+                    + " applied_through FROM _pgetl.tables")) {
+      while (rs.next()) {
+        Table t = new Table(new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
+        t.schemaSnapshotLsn = Lsn.parse(rs.getString(4));
+        t.appliedThrough = parseKey(rs.getString(5));
+        tables.put(t.id, t);
+      }
+    }
+    try (Statement s = conn.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT table_oid, attnum, column_name, type_oid, type_modifier, duckdb_type,"
+                    + " primary_key FROM _pgetl.columns ORDER BY table_oid, attnum")) {
+      while (rs.next()) {
+        Column c =
+            new Column(
+                rs.getInt(2),
+                rs.getString(3),
+                rs.getInt(4),
+                rs.getInt(5),
+                DuckDbType.parse(rs.getString(6)),
+                rs.getBoolean(7));
+        tables.get(new TableId(rs.getLong(1))).columns.put(c.attnum(), c);
+      }
+    }
+  }
+
+  /** Returns the tables known, for publishing their metadata. */
+  Collection<Table> tables() {
+    return tables.values();
+  }
+
+  /** Returns the table of a source table, or null when none was created. */
+  Table find(TableId id) {
+    return tables.get(id);
+  }
+
+  /**
+   * Returns a counter that grows with every schema change, so that cached prepared statements can
+   * be dropped.
+   */
+  long ddlVersion() {
+    return ddlVersion;
+  }
+
+  /**
+   * Returns the destination table of a source table, creating it or bringing its columns in line
+   * with {@code schema} first.
+   *
+   * @param schema the source table's schema from this point of the stream on
+   * @param store where the table's metadata is announced
+   * @return the table
+   * @throws SQLException when DDL fails
+   */
+  Table ensure(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
+      throws SQLException {
+    Table t = tables.get(schema.id());
+    if (t == null) {
+      return create(schema, store);
+    }
+    if (schema != t.lastSchema && !schema.equals(t.lastSchema)) {
+      reconcile(t, schema, store);
+      t.lastSchema = schema;
+    }
+    return t;
+  }
+
+  private Table create(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
+      throws SQLException {
+    Table t = new Table(schema.id(), schema.name().schema(), schema.name().name());
+    t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
+    List<String> defs = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    for (ColumnSchema cs : schema.columns()) {
+      Column c = columnFor(cs, cs.isPrimaryKey());
+      t.columns.put(c.attnum(), c);
+      defs.add(c.quoted() + " " + c.type().sql());
+    }
+    schema.columns().stream()
+        .filter(ColumnSchema::isPrimaryKey)
+        .sorted((a, b) -> a.primaryKeyOrdinal() - b.primaryKeyOrdinal())
+        .forEach(cs -> keys.add(TableName.quoteIdentifier(cs.name())));
+    if (!keys.isEmpty()) {
+      defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
+    }
+    exec("CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(t.schema));
+    exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
+    update(
+        "INSERT INTO _pgetl.tables VALUES (?, ?, ?, ?, ?, NULL)",
+        t.id.oid(),
+        schema.name().toString(),
+        t.schema,
+        t.name,
+        t.schemaSnapshotLsn.toString());
+    for (Column c : t.columns.values()) {
+      insertColumn(t, c);
+    }
+    t.lastSchema = schema;
+    tables.put(t.id, t);
+    announce(t, false, store);
+    return t;
+  }
+
+  private static Column columnFor(ColumnSchema cs, boolean key) {
+    return new Column(
+        cs.ordinalPosition(),
+        cs.name(),
+        cs.typeOid(),
+        cs.typeModifier(),
+        DuckDbType.forColumn(cs),
+        key);
+  }
+
+  private void reconcile(Table t, ReplicatedTableSchema schema, DestinationTableMetadataStore store)
+      throws SQLException {
+    Map<Integer, ColumnSchema> wanted = new LinkedHashMap<>();
+    schema.columns().forEach(cs -> wanted.put(cs.ordinalPosition(), cs));
+    List<Column> dropped =
+        t.columns.values().stream().filter(c -> !wanted.containsKey(c.attnum())).toList();
+    List<Column> renamed =
+        t.columns.values().stream()
+            .filter(c -> wanted.containsKey(c.attnum()))
+            .filter(c -> !wanted.get(c.attnum()).name().equals(c.name()))
+            .toList();
+    List<ColumnSchema> retyped =
+        wanted.values().stream()
+            .filter(cs -> t.columns.containsKey(cs.ordinalPosition()))
+            .filter(cs -> typeChanged(t.columns.get(cs.ordinalPosition()), cs))
+            .toList();
+    List<ColumnSchema> added =
+        wanted.values().stream()
+            .filter(cs -> !t.columns.containsKey(cs.ordinalPosition()))
+            .toList();
+    boolean columnsChange =
+        !dropped.isEmpty() || !renamed.isEmpty() || !retyped.isEmpty() || !added.isEmpty();
+    if (columnsChange) {
+      store.put(t.id, metadata(t, false)); // "a schema change is being applied"
+    }
+    for (Column c : dropped) {
+      drop(t, c);
+    }
+    renameAll(t, renamed, wanted);
+    for (ColumnSchema cs : retyped) {
+      retype(t, t.columns.get(cs.ordinalPosition()), cs);
+    }
+    for (ColumnSchema cs : added) {
+      add(t, cs);
+    }
+    if (columnsChange || !schema.tableSchema().snapshotLsn().equals(t.schemaSnapshotLsn)) {
+      t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
+      update(
+          "UPDATE _pgetl.tables SET schema_snapshot_lsn = ? WHERE table_oid = ?",
+          t.schemaSnapshotLsn.toString(),
+          t.id.oid());
+      changed.add(t.id);
+    }
+  }
+
+  private static boolean typeChanged(Column c, ColumnSchema cs) {
+    return c.typeOid() != cs.typeOid() || c.typeModifier() != cs.typeModifier();
+  }
+
+  private void drop(Table t, Column c) throws SQLException {
+    refuseKeyChange(t, c, "dropped");
+    exec("ALTER TABLE " + t.quotedName() + " DROP COLUMN " + c.quoted());
+    update("DELETE FROM _pgetl.columns WHERE table_oid = ? AND attnum = ?", t.id.oid(), c.attnum());
+    t.columns.remove(c.attnum());
+  }
+
+  /** Renames through temporary names first, so that swapped names never collide. */
+  private void renameAll(Table t, List<Column> renamed, Map<Integer, ColumnSchema> wanted)
+      throws SQLException {
+    for (Column c : renamed) {
+      String temporary = TableName.quoteIdentifier("_pgetl_rename_" + c.attnum());
+      exec("ALTER TABLE " + t.quotedName() + " RENAME COLUMN " + c.quoted() + " TO " + temporary);
+    }
+    for (Column c : renamed) {
+      String temporary = TableName.quoteIdentifier("_pgetl_rename_" + c.attnum());
+      Column now = withName(c, wanted.get(c.attnum()).name());
+      exec("ALTER TABLE " + t.quotedName() + " RENAME COLUMN " + temporary + " TO " + now.quoted());
+      saveColumn(t, now);
+    }
+  }
+
+  private static Column withName(Column c, String name) {
+    return new Column(c.attnum(), name, c.typeOid(), c.typeModifier(), c.type(), c.key());
+  }
+
+  /**
+   * Converts a column whose source type changed: to the new type when every stored value casts to
+   * it, else to VARCHAR in PostgreSQL's text form (nothing is silently turned into NULL).
+   */
+  private void retype(Table t, Column c, ColumnSchema cs) throws SQLException {
+    refuseKeyChange(t, c, "given a new type");
+    DuckDbType target = DuckDbType.forColumn(cs);
+    String sql;
+    if (countFailedCasts(t, c, target) == 0) {
+      sql = target.sql();
+    } else {
+      target = DuckDbType.VARCHAR;
+      sql = "VARCHAR USING " + c.type().widenUsing(c.quoted());
+    }
+    exec("ALTER TABLE " + t.quotedName() + " ALTER COLUMN " + c.quoted() + " SET DATA TYPE " + sql);
+    saveColumn(t, new Column(c.attnum(), c.name(), cs.typeOid(), cs.typeModifier(), target, false));
+  }
+
+  private long countFailedCasts(Table t, Column c, DuckDbType target) throws SQLException {
+    String sql =
+        "SELECT count(*) FROM %s WHERE %s IS NOT NULL AND TRY_CAST(%s AS %s) IS NULL"
+            .formatted(t.quotedName(), c.quoted(), c.quoted(), target.sql());
+    try (Statement s = conn.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private void add(Table t, ColumnSchema cs) throws SQLException {
+    Column c = columnFor(cs, false); // DuckDB cannot add a column to an existing primary key
+    exec("ALTER TABLE " + t.quotedName() + " ADD COLUMN " + c.quoted() + " " + c.type().sql());
+    insertColumn(t, c);
+    t.columns.put(c.attnum(), c);
+  }
+
+  /**
+   * Changes a column to VARCHAR, converting its stored values to PostgreSQL's text form, because a
+   * value is about to arrive that its type cannot hold (see {@link DuckDbType}).
+   *
+   * @param t the table
+   * @param c the column
+   * @return the widened column
+   * @throws SQLException when the DDL fails
+   */
+  Column widen(Table t, Column c) throws SQLException {
+    refuseKeyChange(t, c, "widened to VARCHAR");
+    exec(
+        "ALTER TABLE "
+            + t.quotedName()
+            + " ALTER COLUMN "
+            + c.quoted()
+            + " SET DATA TYPE VARCHAR USING "
+            + c.type().widenUsing(c.quoted()));
+    Column widened =
+        new Column(c.attnum(), c.name(), c.typeOid(), c.typeModifier(), DuckDbType.VARCHAR, false);
+    saveColumn(t, widened);
+    return widened;
+  }
+
+  private static void refuseKeyChange(Table t, Column c, String what) {
+    if (c.key()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_SCHEMA_ERROR,
+          "primary key column "
+              + c.name()
+              + " of DuckDB table "
+              + t.quotedName()
+              + " would have to be "
+              + what
+              + ", which DuckDB does not allow",
+          "reset the table so that it is copied again with its current schema");
+    }
+  }
+
+  /**
+   * Drops a source table's DuckDB table and every bookkeeping row of it (for a new copy).
+   *
+   * @param id the source table
+   * @param name the table's name, used when nothing was recorded
+   * @throws SQLException when the DDL fails
+   */
+  void drop(TableId id, TableName name) throws SQLException {
+    Table t = tables.remove(id);
+    if (t == null) {
+      // a source table dropped and created again has a new oid: forget the old one's table
+      t =
+          tables.values().stream()
+              .filter(o -> o.schema.equals(name.schema()) && o.name.equals(name.name()))
+              .findFirst()
+              .orElse(null);
+      if (t != null) {
+        tables.remove(t.id);
+        forget(t.id);
+      }
+    }
+    exec("DROP TABLE IF EXISTS " + (t != null ? t.quotedName() : name.quoted()));
+    forget(id);
+  }
+
+  private void forget(TableId id) throws SQLException {
+    for (String meta : List.of("tables", "columns", "copy_batches")) {
+      update("DELETE FROM _pgetl." + meta + " WHERE table_oid = ?", id.oid());
+    }
+  }
+
+  /**
+   * Stores the greatest sequence key applied to a table.
+   *
+   * @param t the table, with {@link Table#appliedThrough} set
+   * @throws SQLException when the update fails
+   */
+  void saveAppliedThrough(Table t) throws SQLException {
+    update(
+        "UPDATE _pgetl.tables SET applied_through = ? WHERE table_oid = ?",
+        t.appliedThrough.toString(),
+        t.id.oid());
+  }
+
+  /** Returns true when this copy batch was stored already. */
+  boolean hasCopyBatch(TableId id, TableCopyBatchId batch) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT 1 FROM _pgetl.copy_batches WHERE table_oid = ? AND attempt_id = ?"
+                + " AND sequence = ?")) {
+      ps.setLong(1, id.oid());
+      ps.setObject(2, batch.attemptId());
+      ps.setLong(3, batch.sequence());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Records a copy batch as stored. */
+  void recordCopyBatch(TableId id, TableCopyBatchId batch) throws SQLException {
+    update(
+        "INSERT INTO _pgetl.copy_batches VALUES (?, ?, ?)",
+        id.oid(),
+        batch.attemptId(),
+        batch.sequence());
+  }
+
+  /** Stores a user logical message; a message stored before (same sequence key) is ignored. */
+  void recordMessage(Event.Message m) throws SQLException {
+    update(
+        "INSERT OR IGNORE INTO _pgetl.messages VALUES (?, ?, ?, ?, ?, ?)",
+        m.sequenceKey().toString(),
+        m.commitLsn().toString(),
+        m.startLsn().toString(),
+        m.transactional(),
+        m.prefix(),
+        m.content());
+  }
+
+  /**
+   * Announces the metadata of every table whose schema changed in the transaction just committed.
+   *
+   * @param store the pipeline's metadata store
+   */
+  void announceChanged(DestinationTableMetadataStore store) {
+    for (TableId id : changed) {
+      Table t = tables.get(id);
+      if (t != null) {
+        store.put(id, metadata(t, true));
+      }
+    }
+    changed.clear();
+  }
+
+  /**
+   * Announces a table's metadata now.
+   *
+   * @param t the table
+   * @param applied false while a schema change is not committed yet
+   * @param store the pipeline's metadata store
+   */
+  void announce(Table t, boolean applied, DestinationTableMetadataStore store) {
+    store.put(t.id, metadata(t, applied));
+    if (!applied) {
+      changed.add(t.id);
+    }
+  }
+
+  private static DestinationTableMetadata metadata(Table t, boolean applied) {
+    return new DestinationTableMetadata(t.quotedName(), t.schemaSnapshotLsn, applied);
+  }
+
+  // --- helpers
+
+  private void insertColumn(Table t, Column c) throws SQLException {
+    update(
+        "INSERT INTO _pgetl.columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+        t.id.oid(),
+        c.attnum(),
+        c.name(),
+        c.typeOid(),
+        c.typeModifier(),
+        c.type().sql(),
+        c.key());
+    ddlVersion++;
+  }
+
+  private void saveColumn(Table t, Column c) throws SQLException {
+    update(
+        "UPDATE _pgetl.columns SET column_name = ?, type_oid = ?, type_modifier = ?,"
+            + " duckdb_type = ?, primary_key = ? WHERE table_oid = ? AND attnum = ?",
+        c.name(),
+        c.typeOid(),
+        c.typeModifier(),
+        c.type().sql(),
+        c.key(),
+        t.id.oid(),
+        c.attnum());
+    t.columns.put(c.attnum(), c);
+    ddlVersion++;
+  }
+
+  private void exec(String sql) throws SQLException {
+    try (Statement s = conn.createStatement()) {
+      s.execute(sql);
+    }
+    ddlVersion++;
+  }
+
+  private void update(String sql, Object... params) throws SQLException {
+    try (PreparedStatement ps = conn.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setObject(i + 1, params[i]);
+      }
+      ps.executeUpdate();
+    }
+  }
+
+  private static EventSequenceKey parseKey(String text) {
+    if (text == null) {
+      return null;
+    }
+    int slash = text.indexOf('/');
+    return new EventSequenceKey(
+        Lsn.of(Long.parseUnsignedLong(text.substring(0, slash), 16)),
+        Long.parseUnsignedLong(text.substring(slash + 1), 16));
+  }
+}

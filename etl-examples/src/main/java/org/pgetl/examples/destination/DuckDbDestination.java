@@ -1,0 +1,424 @@
+package org.pgetl.examples.destination;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.examples.destination.DuckDbCatalog.Table;
+import org.pgetl.model.Event;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A destination that mirrors every replicated table into a DuckDB database file, exactly once
+ * across restarts.
+ *
+ * <h2>Tables</h2>
+ *
+ * Each source table {@code s.t} becomes the DuckDB table {@code "s"."t"} (a DuckDB schema per
+ * source schema), with the source's primary key as its primary key. Column types: integers, floats,
+ * bool, text types, date, time, timetz, timestamp, timestamptz, interval and uuid map to their
+ * DuckDB counterparts, bytea to BLOB, json and jsonb to JSON, {@code numeric(p,s)} with {@code p <=
+ * 38} to {@code DECIMAL(p,s)}, one-dimensional arrays of scalar types to LISTs, and everything else
+ * (unconstrained numeric, other arrays, geometric and user types) to VARCHAR holding PostgreSQL's
+ * text form. A value the column type cannot hold exactly ({@code NaN} in a {@code numeric(10,2)}
+ * column, a timestamp after DuckDB's year 294247, a two-dimensional array in a LIST column) is
+ * never rounded or dropped: its column becomes VARCHAR in PostgreSQL's text form, old values
+ * included (the details are in {@code DuckDbType}). A table keeps the name it was created with
+ * until it is copied again. Schema changes ({@code Relation} events, or any event that carries a
+ * new schema) are applied before the next row: columns are matched by attnum, so dropped, renamed,
+ * retyped and added columns are followed. Bookkeeping lives in the schema {@code _pgetl} of the
+ * same file (see {@link DuckDbCatalog}); user logical messages are kept in {@code _pgetl.messages}.
+ *
+ * <h2>Idempotency</h2>
+ *
+ * Delivery is at-least-once, so every write is made safe to repeat, and each write call is one
+ * DuckDB transaction that commits the rows together with the bookkeeping that says they are there:
+ *
+ * <ul>
+ *   <li>Copy: {@code _pgetl.copy_batches} holds the id of every batch stored by the current copy
+ *       attempt; a batch delivered again is skipped. Rows are upserted by primary key.
+ *   <li>Events: {@code _pgetl.tables.applied_through} holds, per table, the greatest {@link
+ *       org.pgetl.model.EventSequenceKey} applied. The engine preserves each table's event order,
+ *       so an event at or below it was applied before a restart and is skipped.
+ *   <li>{@link #dropTableForCopy}: drops the table and forgets its batch ids and {@code
+ *       applied_through}, so the new copy attempt starts clean.
+ * </ul>
+ *
+ * <h2>Threads and answers</h2>
+ *
+ * DuckDB allows one writer, so every call is queued to one writer thread ({@code
+ * pgetl-duckdb-<pipeline>}) that owns the connection; the methods return at once. The thread
+ * answers {@code durable()} after the transaction commits (a write is never left merely
+ * "accepted"), and {@code fail(EtlException)} with a {@code DESTINATION_*} kind when it rolls back.
+ * An empty {@code REQUIRE_DURABLE} barrier is answered once the writes queued before it are
+ * committed. {@link #shutdown()} lets the running write commit, answers the writes still queued
+ * with {@code shutdown()} (they are delivered again at the next start), then closes the connection.
+ */
+public final class DuckDbDestination implements Destination {
+  private static final Logger log = LoggerFactory.getLogger(DuckDbDestination.class);
+
+  /** How long {@link #shutdown()} waits for the running write; a DuckDB commit is quick. */
+  private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(60);
+
+  /** A unit of work on the connection. */
+  private interface SqlWork {
+    void run() throws SQLException;
+  }
+
+  private final Path file;
+  private Connection conn;
+  private DuckDbCatalog catalog;
+  private DuckDbRows rows;
+  private DestinationTableMetadataStore metadata;
+  private volatile SerialWriter writer;
+
+  /**
+   * Creates a destination that writes into a DuckDB file, created when missing. Nothing is opened
+   * before {@link #startup}.
+   *
+   * @param file the database file
+   */
+  public DuckDbDestination(Path file) {
+    this.file = Objects.requireNonNull(file, "file").toAbsolutePath();
+  }
+
+  /**
+   * Returns {@code duckdb}.
+   *
+   * @return the name
+   */
+  @Override
+  public String name() {
+    return "duckdb";
+  }
+
+  /**
+   * Opens the file, creates the bookkeeping tables if needed, reads what earlier runs stored, and
+   * records each existing table's {@link org.pgetl.destination.DestinationTableMetadata}.
+   *
+   * @param context the pipeline's context
+   * @throws EtlException ({@code DESTINATION_CONNECTION_FAILED}) when the file cannot be opened
+   */
+  @Override
+  public void startup(DestinationContext context) {
+    metadata = context.tableMetadata();
+    try {
+      conn = DriverManager.getConnection("jdbc:duckdb:" + file);
+      try (Statement s = conn.createStatement()) {
+        s.execute("SET TimeZone = 'UTC'"); // timestamptz as text is always UTC
+      }
+      catalog = new DuckDbCatalog(conn);
+      catalog.createMetadataTables();
+      catalog.load();
+    } catch (SQLException e) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_CONNECTION_FAILED,
+          "cannot open DuckDB file " + file,
+          firstLine(e),
+          e);
+    }
+    rows = new DuckDbRows(conn, catalog);
+    for (Table t : catalog.tables()) {
+      catalog.announce(t, true, metadata);
+    }
+    writer = new SerialWriter("pgetl-duckdb-" + context.pipelineId(), this::unexpected);
+  }
+
+  /**
+   * Drops the table and its bookkeeping (batch ids, applied sequence key), in one transaction.
+   *
+   * @param table the table to drop
+   * @param result answered {@code durable()} after the commit
+   */
+  @Override
+  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+    submit(
+        result,
+        "drop table " + table.name() + " for a new copy",
+        () -> catalog.drop(table.id(), table.name()));
+  }
+
+  /**
+   * Stores a copy batch (skipped when its id was stored before), or answers the {@code Finish}
+   * barrier, creating the table if the copy had no rows.
+   *
+   * @param table the table's schema
+   * @param write the batch or the barrier
+   * @param result answered {@code durable()} after the commit
+   */
+  @Override
+  public void writeTableRows(
+      ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+    if (write instanceof TableCopyWrite.Batch batch) {
+      submit(
+          result,
+          "copy batch " + batch.id() + " of table " + table.name(),
+          () -> copyBatch(table, batch));
+    } else {
+      submit(
+          result,
+          "finish the copy of table " + table.name(),
+          () -> catalog.ensure(table, metadata));
+    }
+  }
+
+  /**
+   * Applies a batch of events in one transaction, skipping those applied before.
+   *
+   * @param events the events, in stream order
+   * @param durability ignored: every answer is {@code durable()}
+   * @param result answered {@code durable()} after the commit
+   */
+  @Override
+  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+    if (events.isEmpty()) {
+      submit(result, "durability barrier", () -> {}); // answered after the writes before it
+      return;
+    }
+    String what =
+        "events "
+            + events.get(0).sequenceKey()
+            + " to "
+            + events.get(events.size() - 1).sequenceKey();
+    submit(result, what, () -> applyEvents(events));
+  }
+
+  /**
+   * Lets the running write commit, answers queued writes {@code shutdown()}, and closes the
+   * connection.
+   */
+  @Override
+  public void shutdown() {
+    if (writer == null) {
+      return; // never started
+    }
+    if (!writer.close(SHUTDOWN_WAIT)) {
+      log.warn("duckdb file {} left open: a write did not finish in {}", file, SHUTDOWN_WAIT);
+      return;
+    }
+    rows.closeStatements();
+    try {
+      conn.close();
+    } catch (SQLException e) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR, "closing DuckDB file " + file + " failed", firstLine(e), e);
+    }
+  }
+
+  // --- the writes, each run on the writer thread inside one transaction
+
+  private void copyBatch(ReplicatedTableSchema schema, TableCopyWrite.Batch batch)
+      throws SQLException {
+    if (catalog.hasCopyBatch(schema.id(), batch.id())) {
+      log.debug("copy batch {} of table {} was stored before: skipped", batch.id(), schema.name());
+      return;
+    }
+    Table t = catalog.ensure(schema, metadata);
+    rows.copy(t, schema, batch.rows());
+    catalog.recordCopyBatch(schema.id(), batch.id());
+  }
+
+  private void applyEvents(List<Event> events) throws SQLException {
+    Set<Table> touched = new LinkedHashSet<>();
+    InsertRun inserts = new InsertRun();
+    for (Event e : events) {
+      if (!inserts.continuedBy(e)) {
+        inserts.flush(); // keeps the order of changes: the run is written before anything else
+      }
+      switch (e.kind()) {
+        case BEGIN, COMMIT -> {} // transaction boundaries: nothing to store
+        case MESSAGE -> catalog.recordMessage((Event.Message) e);
+        case TRUNCATE -> {
+          for (ReplicatedTableSchema schema : ((Event.Truncate) e).tables()) {
+            Table t = claim(schema, e, touched);
+            if (t != null) {
+              rows.truncate(t);
+            }
+          }
+        }
+        case INSERT -> {
+          Table t = claim(e.table(), e, touched);
+          if (t != null) {
+            inserts.add(t, (Event.Insert) e);
+          }
+        }
+        case RELATION, UPDATE, DELETE -> {
+          Table t = claim(e.table(), e, touched);
+          if (t != null) {
+            applyRowEvent(t, e);
+          }
+        }
+      }
+    }
+    inserts.flush();
+    for (Table t : touched) {
+      catalog.saveAppliedThrough(t);
+    }
+  }
+
+  /**
+   * Consecutive inserts into one table with one schema (across transaction boundaries), written
+   * together the way a copy batch is: DuckDB spends about a millisecond on each single-row insert
+   * into a table with a primary key, and far less per row on one INSERT of many rows.
+   */
+  private final class InsertRun {
+    private Table table;
+    private ReplicatedTableSchema schema;
+    private final List<TableRow> pending = new ArrayList<>();
+
+    /** Whether the run may stay pending over this event: it changes no table row, or extends it. */
+    boolean continuedBy(Event e) {
+      return switch (e.kind()) {
+        case BEGIN, COMMIT, MESSAGE -> true;
+        case INSERT -> schema == null || e.table().equals(schema);
+        default -> false;
+      };
+    }
+
+    void add(Table t, Event.Insert insert) {
+      table = t;
+      schema = insert.table();
+      pending.add(insert.row());
+    }
+
+    void flush() throws SQLException {
+      if (pending.size() == 1) {
+        rows.insert(table, schema, pending.get(0));
+      } else if (pending.size() > 1) {
+        rows.copy(table, schema, pending);
+      }
+      pending.clear();
+      schema = null;
+    }
+  }
+
+  /**
+   * Returns the table an event applies to, with its schema brought up to date, or null when the
+   * event was applied before (its sequence key is not above the table's {@code applied_through}).
+   */
+  private Table claim(ReplicatedTableSchema schema, Event e, Set<Table> touched)
+      throws SQLException {
+    Table known = catalog.find(schema.id());
+    if (known != null
+        && known.appliedThrough != null
+        && e.sequenceKey().compareTo(known.appliedThrough) <= 0) {
+      return null;
+    }
+    Table t = catalog.ensure(schema, metadata);
+    t.appliedThrough = e.sequenceKey();
+    touched.add(t);
+    return t;
+  }
+
+  private void applyRowEvent(Table t, Event e) throws SQLException {
+    if (e instanceof Event.Update u) {
+      if (rows.update(t, u.table(), u.row(), u.oldRow()) == 0) {
+        updateOfMissingRow(t, u);
+      }
+    } else if (e instanceof Event.Delete d) {
+      rows.delete(t, d.table(), d.oldRow());
+    } // a Relation's work (the schema change) was done by claim()
+  }
+
+  /** The destination lacks the updated row: a full row is inserted, a partial one cannot be. */
+  private void updateOfMissingRow(Table t, Event.Update u) throws SQLException {
+    if (u.row() instanceof UpdatedRow.Full full) {
+      rows.insert(t, u.table(), full.row());
+    } else {
+      log.warn(
+          "update at {} of a row that duckdb table {} does not hold has unchanged TOAST values"
+              + " that were not sent; the row is skipped",
+          u.sequenceKey(),
+          t.quotedName());
+    }
+  }
+
+  // --- transactions and answers
+
+  private void submit(AsyncResult result, String what, SqlWork work) {
+    if (writer == null) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_CONTRACT_VIOLATION, "DuckDbDestination used before startup()");
+    }
+    writer.submit(result, () -> inTransaction(what, work));
+  }
+
+  private void inTransaction(String what, SqlWork work) {
+    try {
+      exec("BEGIN TRANSACTION");
+      work.run();
+      exec("COMMIT");
+    } catch (SQLException | RuntimeException e) {
+      rollback();
+      if (e instanceof EtlException etl) {
+        throw etl;
+      }
+      if (e instanceof SQLException sql) {
+        // no cause: DuckDB's full message may hold row values
+        throw new EtlException(
+            ErrorKind.DESTINATION_QUERY_FAILED,
+            "DuckDB write failed (" + what + ") in " + file,
+            firstLine(sql) + " (SQLSTATE " + sql.getSQLState() + ")",
+            null);
+      }
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR, "DuckDB write failed (" + what + ") in " + file, null, e);
+    }
+    catalog.announceChanged(metadata);
+  }
+
+  private void rollback() {
+    try {
+      exec("ROLLBACK");
+    } catch (SQLException e) {
+      log.debug("rollback after a failed write: {}", e.getMessage());
+    }
+    try {
+      catalog.load(); // forget what the rolled-back transaction changed in memory
+    } catch (SQLException e) {
+      log.warn("re-reading the duckdb bookkeeping of {} failed: {}", file, e.getMessage());
+    }
+  }
+
+  private EtlException unexpected(Exception e) {
+    return new EtlException(
+        ErrorKind.DESTINATION_ERROR, "DuckDB write failed in " + file, String.valueOf(e), e);
+  }
+
+  private void exec(String sql) throws SQLException {
+    try (Statement s = conn.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  /**
+   * The first line of a DuckDB error (its kind and message, without the echoed SQL), with quoted
+   * parts masked: DuckDB quotes the values it complains about ({@code Duplicate key "id: 5"}), and
+   * row values must not reach logs.
+   */
+  private static String firstLine(SQLException e) {
+    String m = String.valueOf(e.getMessage()).strip();
+    int nl = m.indexOf('\n');
+    String line = nl < 0 ? m : m.substring(0, nl);
+    return line.replaceAll("\"[^\"]*\"|'[^']*'", "<...>");
+  }
+}

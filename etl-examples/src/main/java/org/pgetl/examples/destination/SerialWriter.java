@@ -1,0 +1,114 @@
+package org.pgetl.examples.destination;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.error.EtlException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One named thread that runs a destination's writes one at a time, in submission order, and answers
+ * each write's {@link AsyncResult}: {@code durable()} when the write returns, {@code fail(e)} when
+ * it throws.
+ *
+ * <p>Destination methods hand their work to {@link #submit} and return at once, so the engine's
+ * threads never wait for I/O. Because writes run in submission order, an empty durability barrier
+ * submitted behind other writes is answered only after they are done.
+ *
+ * <p>Shutdown policy: {@link #close(Duration)} lets the write that is running finish, answers every
+ * write that has not started yet with {@code shutdown()}, and refuses later submissions the same
+ * way. (The engine calls {@code Destination.shutdown()} after every write was answered or
+ * abandoned, so normally nothing is left in the queue.)
+ */
+final class SerialWriter {
+  /** A write: returns normally when its data is durable, throws otherwise. */
+  interface Write {
+    /**
+     * Performs the write.
+     *
+     * @throws Exception when the write failed
+     */
+    void run() throws Exception;
+  }
+
+  private static final Logger log = LoggerFactory.getLogger(SerialWriter.class);
+
+  private final ExecutorService thread;
+  private final Function<Exception, EtlException> errorMapper;
+  private volatile boolean closing;
+
+  /**
+   * Starts the writer thread.
+   *
+   * @param threadName the thread's name, for thread dumps
+   * @param errorMapper turns an exception other than {@link EtlException} into the failure answer
+   */
+  SerialWriter(String threadName, Function<Exception, EtlException> errorMapper) {
+    this.errorMapper = errorMapper;
+    this.thread =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /**
+   * Queues a write; never blocks. The result is answered from the writer thread.
+   *
+   * @param result the write's answer slot
+   * @param write the work
+   */
+  void submit(AsyncResult result, Write write) {
+    try {
+      thread.execute(() -> runOne(result, write));
+    } catch (RejectedExecutionException e) {
+      result.shutdown(); // submitted after close()
+    }
+  }
+
+  private void runOne(AsyncResult result, Write write) {
+    if (closing) {
+      result.shutdown();
+      return;
+    }
+    try {
+      write.run();
+      result.durable();
+    } catch (EtlException e) {
+      result.fail(e);
+    } catch (Exception e) {
+      result.fail(errorMapper.apply(e));
+    } catch (Error e) {
+      result.fail(errorMapper.apply(new RuntimeException(e)));
+      throw e;
+    }
+  }
+
+  /**
+   * Stops the writer: the running write finishes, queued writes are answered {@code shutdown()}.
+   * Waits at most {@code timeout} for the running write.
+   *
+   * @param timeout how long to wait for the running write
+   * @return true when the thread ended in time
+   */
+  boolean close(Duration timeout) {
+    closing = true;
+    thread.shutdown();
+    try {
+      if (thread.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        return true;
+      }
+      log.warn("a write was still running {} after shutdown was requested", timeout);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return false;
+  }
+}

@@ -1,0 +1,166 @@
+package org.pgetl.examples.destination;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A consumer of {@link StdoutJsonDestination}'s lines, as a downstream program would write one: it
+ * rebuilds each table's rows and deduplicates with the keys the lines carry ({@code batch} for
+ * copied rows, {@code seq} per table for events), so that at-least-once output yields each change
+ * once.
+ */
+final class JsonLinesReader {
+  private static final class TableState {
+    final Set<String> batches = new HashSet<>();
+    final List<Map<String, Object>> rows = new ArrayList<>();
+    final Map<Long, String> columnsByAttnum = new LinkedHashMap<>();
+    final List<String> key = new ArrayList<>();
+    String lastSeq;
+  }
+
+  private final Map<Long, TableState> tables = new HashMap<>();
+  final Map<String, String> messages = new LinkedHashMap<>();
+
+  void read(String output) {
+    for (String line : output.split("\n")) {
+      if (!line.isEmpty()) {
+        line(StrictJson.object(line));
+      }
+    }
+  }
+
+  private void line(Map<String, Object> l) {
+    String kind = (String) l.get("kind");
+    switch (kind) {
+      case "drop_table_for_copy" -> tables.remove(tableId(l));
+      case "copy" -> {
+        TableState t = table(tableId(l));
+        if (t.batches.add(l.get("batch") + "/" + l.get("batch_row"))) {
+          t.rows.add(new LinkedHashMap<>(obj(l.get("row"))));
+        }
+      }
+      case "message" ->
+          messages.putIfAbsent((String) l.get("seq"), l.get("prefix") + "|" + l.get("content"));
+      case "truncate" -> {
+        for (Object id : (List<?>) l.get("table_ids")) {
+          TableState t = table(((Number) id).longValue());
+          if (claim(t, l)) {
+            t.rows.clear();
+          }
+        }
+      }
+      case "relation", "insert", "update", "delete" -> {
+        TableState t = table(tableId(l));
+        if (claim(t, l)) {
+          apply(t, kind, l);
+        }
+      }
+      default -> {} // begin, commit, copy_finished
+    }
+  }
+
+  private static boolean claim(TableState t, Map<String, Object> l) {
+    String seq = (String) l.get("seq");
+    if (t.lastSeq != null && seq.compareTo(t.lastSeq) <= 0) {
+      return false;
+    }
+    t.lastSeq = seq;
+    return true;
+  }
+
+  private static void apply(TableState t, String kind, Map<String, Object> l) {
+    switch (kind) {
+      case "relation" -> relation(t, l);
+      case "insert" -> t.rows.add(new LinkedHashMap<>(obj(l.get("row"))));
+      case "update" -> find(t, l).putAll(obj(l.get("row")));
+      default -> t.rows.remove(find(t, l));
+    }
+  }
+
+  /** Follows a schema change: columns matched by attnum are renamed, dropped or added. */
+  private static void relation(TableState t, Map<String, Object> l) {
+    Map<Long, String> now = new LinkedHashMap<>();
+    t.key.clear();
+    for (Object o : (List<?>) l.get("columns")) {
+      Map<String, Object> c = obj(o);
+      now.put(((Number) c.get("attnum")).longValue(), (String) c.get("name"));
+      if (Boolean.TRUE.equals(c.get("primary_key"))) {
+        t.key.add((String) c.get("name"));
+      }
+    }
+    if (!t.columnsByAttnum.isEmpty()) {
+      for (Map<String, Object> row : t.rows) {
+        Map<String, Object> moved = new LinkedHashMap<>();
+        now.forEach(
+            (attnum, name) -> {
+              String before = t.columnsByAttnum.get(attnum);
+              moved.put(name, before == null ? null : row.get(before));
+            });
+        row.clear();
+        row.putAll(moved);
+      }
+    }
+    t.columnsByAttnum.clear();
+    t.columnsByAttnum.putAll(now);
+  }
+
+  private static Map<String, Object> find(TableState t, Map<String, Object> l) {
+    Map<String, Object> match;
+    if (l.containsKey("old_key")) {
+      match = obj(l.get("old_key"));
+    } else if (l.containsKey("old_row")) {
+      match = new HashMap<>(obj(l.get("old_row")));
+      if (!t.key.isEmpty()) {
+        match.keySet().retainAll(t.key);
+      }
+    } else {
+      match = new HashMap<>(obj(l.get("row")));
+      match.keySet().retainAll(t.key);
+    }
+    for (Map<String, Object> row : t.rows) {
+      if (match.entrySet().stream()
+          .allMatch(e -> Objects.equals(row.get(e.getKey()), e.getValue()))) {
+        return row;
+      }
+    }
+    throw new AssertionError("no row matches " + match + " for line " + l);
+  }
+
+  private TableState table(long id) {
+    return tables.computeIfAbsent(id, k -> new TableState());
+  }
+
+  private static long tableId(Map<String, Object> l) {
+    return ((Number) l.get("table_id")).longValue();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> obj(Object o) {
+    return (Map<String, Object>) o;
+  }
+
+  /** Returns a table's rows as {@code {name=value, ...}} in the given column order, sorted. */
+  List<String> render(long tableId, List<String> columns) {
+    List<String> out = new ArrayList<>();
+    for (Map<String, Object> row : tables.get(tableId).rows) {
+      assertColumns(row, columns);
+      Map<String, String> named = new LinkedHashMap<>();
+      columns.forEach(c -> named.put(c, String.valueOf(row.get(c))));
+      out.add(named.toString());
+    }
+    out.sort(null);
+    return out;
+  }
+
+  private static void assertColumns(Map<String, Object> row, List<String> columns) {
+    if (!row.keySet().equals(new HashSet<>(columns))) {
+      throw new AssertionError("row has columns " + row.keySet() + ", expected " + columns);
+    }
+  }
+}

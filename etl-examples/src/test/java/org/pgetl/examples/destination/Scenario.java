@@ -1,0 +1,495 @@
+package org.pgetl.examples.destination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.Outcome;
+import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.OldRow;
+import org.pgetl.model.PgArray;
+import org.pgetl.model.PgNumeric;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.TableSchema;
+import org.pgetl.model.UpdatedRow;
+
+/**
+ * A realistic call sequence for a destination, as the engine makes it: several tables copied by
+ * several threads with a Finish barrier each, then two event streams (the apply stream and a
+ * catch-up stream) with inserts, full and partial updates, key and full-row deletes, a truncate, a
+ * schema change (a column added, one dropped, one renamed), user messages and a key change; then a
+ * restart that redelivers an overlapping part of it. A {@link ReferenceTables} receives every
+ * change exactly once, to compare the destination with.
+ */
+final class Scenario {
+  static final Duration ANSWER_WAIT = Duration.ofSeconds(30);
+  static final int NUMERIC_10_2 = (10 << 16 | 2) + 4;
+
+  // --- schemas
+
+  static ColumnSchema col(String name, int oid, String type, int attnum, int pk) {
+    return new ColumnSchema(name, oid, -1, type, attnum, pk, pk == 0, null);
+  }
+
+  static ColumnSchema col(String name, int oid, int typmod, String type, int attnum) {
+    return new ColumnSchema(name, oid, typmod, type, attnum, 0, true, null);
+  }
+
+  static ReplicatedTableSchema keyed(long oid, String schema, String name, ColumnSchema... cols) {
+    return ReplicatedTableSchema.allColumns(
+        new TableSchema(new TableId(oid), new TableName(schema, name), List.of(cols), Lsn.ZERO));
+  }
+
+  static ReplicatedTableSchema identityFull(
+      long oid, String schema, String name, ColumnSchema... cols) {
+    boolean[] mask = new boolean[cols.length];
+    Arrays.fill(mask, true);
+    TableSchema ts =
+        new TableSchema(new TableId(oid), new TableName(schema, name), List.of(cols), Lsn.ZERO);
+    return ReplicatedTableSchema.of(ts, mask, IdentityKind.FULL, new int[0]);
+  }
+
+  static final ReplicatedTableSchema ORDERS =
+      keyed(
+          16401,
+          "public",
+          "orders",
+          col("id", 23, "integer", 1, 1),
+          col("customer", 25, "text", 2, 0),
+          col("amount", 1700, NUMERIC_10_2, "numeric(10,2)", 3),
+          col("note", 25, "text", 4, 0),
+          col("qty", 20, "bigint", 5, 0));
+
+  /** orders after ALTER TABLE: note dropped, customer renamed, status added. */
+  static final ReplicatedTableSchema ORDERS_V2 =
+      ReplicatedTableSchema.allColumns(
+          new TableSchema(
+              new TableId(16401),
+              new TableName("public", "orders"),
+              List.of(
+                  col("id", 23, "integer", 1, 1),
+                  col("customer_name", 25, "text", 2, 0),
+                  col("amount", 1700, NUMERIC_10_2, "numeric(10,2)", 3),
+                  col("qty", 20, "bigint", 5, 0),
+                  col("status", 25, "text", 6, 0)),
+              Lsn.of(0x3000)));
+
+  static final ReplicatedTableSchema EVENTS_LOG =
+      identityFull(
+          16402,
+          "public",
+          "events_log",
+          col("kind", 25, "text", 1, 0),
+          col("payload", 25, "text", 2, 0),
+          col("score", 701, "double precision", 3, 0));
+
+  static final ReplicatedTableSchema ITEMS =
+      keyed(
+          16403,
+          "sales",
+          "items",
+          col("sku", 25, "text", 1, 1),
+          col("qty", 20, "bigint", 2, 0),
+          col("tags", 1009, "text[]", 3, 0),
+          col("active", 16, "boolean", 4, 0));
+
+  static final ReplicatedTableSchema AUDIT =
+      keyed(16404, "public", "audit", col("id", 20, "bigint", 1, 1), col("msg", 25, "text", 2, 0));
+
+  // --- copy data
+
+  static TableRow order(int id) {
+    return TableRow.of(id, "customer " + id, num(id + ".50"), "note " + id, (long) id * 10);
+  }
+
+  static TableRow logRow(int i) {
+    // rows 0 and 1 are identical: a full-row delete must remove only one of them
+    int k = i <= 1 ? 0 : i;
+    return TableRow.of("kind" + (k % 3), "payload " + k, k * 0.5);
+  }
+
+  static TableRow item(int i) {
+    return TableRow.of("sku-" + i, (long) i, PgArray.ofList(25, List.of("t" + i, "x")), i % 2 == 0);
+  }
+
+  static TableRow audit(int i, String attempt) {
+    return TableRow.of((long) i, attempt + " " + i);
+  }
+
+  static PgNumeric num(String s) {
+    return PgNumeric.of(new BigDecimal(s));
+  }
+
+  static List<TableRow> rows(int from, int to, java.util.function.IntFunction<TableRow> f) {
+    List<TableRow> rows = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      rows.add(f.apply(i));
+    }
+    return rows;
+  }
+
+  /** One table's copy: batches with ids of one attempt, assigned to partitions. */
+  record Copy(ReplicatedTableSchema table, UUID attempt, List<List<TableRow>> batches) {
+    TableCopyWrite.Batch batch(int seq) {
+      return new TableCopyWrite.Batch(new TableCopyBatchId(attempt, seq), batches.get(seq));
+    }
+  }
+
+  static Copy copyOf(ReplicatedTableSchema table, List<TableRow> rows, int batchSize) {
+    List<List<TableRow>> batches = new ArrayList<>();
+    for (int i = 0; i < rows.size(); i += batchSize) {
+      batches.add(rows.subList(i, Math.min(rows.size(), i + batchSize)));
+    }
+    return new Copy(table, UUID.randomUUID(), batches);
+  }
+
+  // --- events
+
+  /** Builds the events of one transaction with consecutive ordinals and start LSNs. */
+  static final class Tx {
+    private final Lsn commit;
+    private final List<Event> events = new ArrayList<>();
+    private long ordinal;
+    private final Instant time = Instant.parse("2024-05-01T10:00:00Z");
+
+    Tx(long commitLsn, long xid) {
+      this.commit = Lsn.of(commitLsn);
+      events.add(new Event.Begin(start(), commit, ordinal++, time, xid));
+    }
+
+    private Lsn start() {
+      return Lsn.of(commit.value() - 0x100 + events.size() * 8L);
+    }
+
+    Tx relation(ReplicatedTableSchema t) {
+      events.add(new Event.Relation(start(), commit, ordinal++, t));
+      return this;
+    }
+
+    Tx insert(ReplicatedTableSchema t, TableRow row) {
+      events.add(new Event.Insert(start(), commit, ordinal++, t, row));
+      return this;
+    }
+
+    Tx update(ReplicatedTableSchema t, UpdatedRow row, OldRow old) {
+      events.add(new Event.Update(start(), commit, ordinal++, t, row, old));
+      return this;
+    }
+
+    Tx delete(ReplicatedTableSchema t, OldRow old) {
+      events.add(new Event.Delete(start(), commit, ordinal++, t, old));
+      return this;
+    }
+
+    Tx truncate(ReplicatedTableSchema... tables) {
+      events.add(new Event.Truncate(start(), commit, ordinal++, List.of(tables), 0));
+      return this;
+    }
+
+    Tx message(String prefix, String content) {
+      events.add(
+          new Event.Message(
+              start(), commit, ordinal++, true, prefix, content.getBytes(StandardCharsets.UTF_8)));
+      return this;
+    }
+
+    List<Event> end() {
+      events.add(
+          new Event.Commit(start(), commit, ordinal++, Lsn.of(commit.value() + 0x30), time, 0));
+      return events;
+    }
+  }
+
+  static UpdatedRow.Full full(Object... values) {
+    return new UpdatedRow.Full(TableRow.of(values));
+  }
+
+  static UpdatedRow.Partial partial(int columns, int[] missing, Object... present) {
+    return new UpdatedRow.Partial(columns, TableRow.of(present), missing);
+  }
+
+  static OldRow.Key key(Object... values) {
+    return new OldRow.Key(TableRow.of(values));
+  }
+
+  static OldRow.Full oldFull(TableRow row) {
+    return new OldRow.Full(row);
+  }
+
+  /** The apply stream: orders and events_log. Transactions 1 to 6. */
+  static List<List<Event>> applyStream() {
+    List<List<Event>> txs = new ArrayList<>();
+    txs.add(
+        new Tx(0x1000, 701)
+            .relation(ORDERS)
+            .insert(ORDERS, TableRow.of(1001, "new \"one\"", num("7.25"), "n", 3L))
+            .update(ORDERS, full(5, "renamed 5", num("5.50"), "note 5", 50L), null)
+            .update(ORDERS, partial(5, new int[] {3}, 6, "partial 6", num("66.00"), 61L), null)
+            .delete(ORDERS, key(7))
+            .end());
+    txs.add(
+        new Tx(0x2000, 702)
+            .relation(EVENTS_LOG)
+            .update(EVENTS_LOG, full("kind2", "changed 5", 99.5), oldFull(logRow(5)))
+            .delete(EVENTS_LOG, oldFull(logRow(0)))
+            .insert(EVENTS_LOG, TableRow.of("kind9", "late", 1.25))
+            .end());
+    txs.add(
+        new Tx(0x3000, 703)
+            .relation(ORDERS_V2)
+            .insert(ORDERS_V2, TableRow.of(1002, "after ddl", num("1.00"), 1L, "open"))
+            .update(ORDERS_V2, partial(5, new int[] {1}, 9, num("9.99"), 90L, "paid"), null)
+            .end());
+    txs.add(new Tx(0x5000, 705).message("audit", "hello ✓").end());
+    txs.add(
+        new Tx(0x6000, 706)
+            .update(ORDERS_V2, full(2008, "moved", num("8.50"), 80L, "moved"), key(8))
+            .delete(EVENTS_LOG, oldFull(logRow(3)))
+            .end());
+    return txs;
+  }
+
+  /** The catch-up stream of items: a truncate, then new rows and an update. */
+  static List<List<Event>> itemsStream() {
+    List<List<Event>> txs = new ArrayList<>();
+    txs.add(
+        new Tx(0x4000, 704)
+            .relation(ITEMS)
+            .truncate(ITEMS)
+            .insert(ITEMS, TableRow.of("sku-a", 1L, PgArray.ofList(25, List.of("a")), true))
+            .insert(ITEMS, TableRow.of("sku-b", 2L, PgArray.ofList(25, List.of()), false))
+            .end());
+    txs.add(
+        new Tx(0x4800, 708)
+            .update(ITEMS, partial(4, new int[] {2}, "sku-a", 10L, false), null)
+            .insert(ITEMS, TableRow.of("sku-c", 3L, null, null))
+            .end());
+    return txs;
+  }
+
+  /** Splits transactions into write batches of a few events, ignoring transaction boundaries. */
+  static List<List<Event>> batches(List<List<Event>> txs, int size) {
+    List<Event> all = txs.stream().flatMap(List::stream).toList();
+    List<List<Event>> out = new ArrayList<>();
+    for (int i = 0; i < all.size(); i += size) {
+      out.add(all.subList(i, Math.min(all.size(), i + size)));
+    }
+    return out;
+  }
+
+  // --- driving a destination as the engine does
+
+  /** A metadata store in memory. */
+  static final class Context implements DestinationContext {
+    final Map<TableId, DestinationTableMetadata> metadata = new ConcurrentHashMap<>();
+
+    @Override
+    public String pipelineId() {
+      return "test";
+    }
+
+    @Override
+    public DestinationTableMetadataStore tableMetadata() {
+      return new DestinationTableMetadataStore() {
+        @Override
+        public Optional<DestinationTableMetadata> get(TableId table) {
+          return Optional.ofNullable(metadata.get(table));
+        }
+
+        @Override
+        public void put(TableId table, DestinationTableMetadata m) {
+          metadata.put(table, m);
+        }
+      };
+    }
+
+    @Override
+    public void requestShutdown() {}
+  }
+
+  static Outcome await(AsyncResult result) {
+    try {
+      return result.await(ANSWER_WAIT).orElseThrow(() -> new AssertionError("no answer"));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  static void assertDurable(AsyncResult result) {
+    Outcome o = await(result);
+    assertThat(o.kind()).as("answer %s", o).isEqualTo(Outcome.Kind.DURABLE);
+  }
+
+  static void drop(Destination d, ReplicatedTableSchema table) {
+    AsyncResult r = AsyncResult.create();
+    d.dropTableForCopy(table, r);
+    assertDurable(r);
+  }
+
+  static void finish(Destination d, ReplicatedTableSchema table) {
+    AsyncResult r = AsyncResult.create();
+    d.writeTableRows(table, TableCopyWrite.finish(), r);
+    assertDurable(r);
+  }
+
+  static void sendBatch(Destination d, Copy copy, int seq) {
+    AsyncResult r = AsyncResult.create();
+    d.writeTableRows(copy.table(), copy.batch(seq), r);
+    assertDurable(r);
+  }
+
+  /**
+   * Copies batches of several tables from {@code partitions} threads: each thread owns some batch
+   * numbers and waits for each answer before it sends its next batch.
+   */
+  static void copyConcurrently(Destination d, int partitions, List<Copy> copies, int[][] seqs)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(partitions);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) {
+        int part = p;
+        done.add(
+            pool.submit(
+                () -> {
+                  for (int c = 0; c < copies.size(); c++) {
+                    for (int seq : seqs[c]) {
+                      if (seq % partitions == part) {
+                        sendBatch(d, copies.get(c), seq);
+                      }
+                    }
+                  }
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  static int[] range(int from, int to) {
+    return java.util.stream.IntStream.range(from, to).toArray();
+  }
+
+  /** Sends each stream's batches from its own thread, waiting for each answer. */
+  @SafeVarargs
+  static void streamConcurrently(Destination d, List<List<Event>>... streams) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(streams.length);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (List<List<Event>> stream : streams) {
+        done.add(
+            pool.submit(
+                () -> {
+                  for (List<Event> batch : stream) {
+                    AsyncResult r = AsyncResult.create();
+                    d.writeEvents(batch, WriteDurability.MAY_DEFER, r);
+                    assertDurable(r);
+                  }
+                  AsyncResult barrier = AsyncResult.create();
+                  d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, barrier);
+                  assertDurable(barrier);
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  // --- the whole story
+
+  final Copy orders = copyOf(ORDERS, rows(1, 121, Scenario::order), 20);
+  final Copy log = copyOf(EVENTS_LOG, rows(0, 12, Scenario::logRow), 5);
+  final Copy items = copyOf(ITEMS, rows(0, 30, Scenario::item), 6);
+  final Copy auditFirst = copyOf(AUDIT, rows(0, 8, i -> audit(i, "first")), 4);
+  final Copy auditSecond = copyOf(AUDIT, rows(0, 5, i -> audit(i, "second")), 2);
+  final List<List<Event>> apply = batches(applyStream(), 4);
+  final List<List<Event>> catchUp = batches(itemsStream(), 3);
+
+  /**
+   * The first run: copies orders and events_log completely, items and audit partly (the process
+   * stops during their copy), then streams the first part of the apply stream.
+   */
+  void firstRun(Destination d) throws Exception {
+    for (Copy c : List.of(orders, log, items, auditFirst)) {
+      drop(d, c.table());
+    }
+    copyConcurrently(
+        d,
+        3,
+        List.of(orders, log, items, auditFirst),
+        new int[][] {range(0, 6), range(0, 3), range(0, 3), range(0, 1)});
+    finish(d, ORDERS);
+    finish(d, EVENTS_LOG);
+    streamConcurrently(d, apply.subList(0, 4));
+  }
+
+  /**
+   * The second run, after a restart: items' copy continues (batch 2 is delivered again: the engine
+   * never saw its answer), audit is copied again from scratch with a new attempt, and both streams
+   * are replayed from an earlier point than what was durable.
+   */
+  void secondRun(Destination d) throws Exception {
+    drop(d, AUDIT);
+    copyConcurrently(d, 2, List.of(items, auditSecond), new int[][] {range(2, 5), range(0, 3)});
+    finish(d, ITEMS);
+    finish(d, AUDIT);
+    streamConcurrently(d, apply.subList(2, apply.size()), catchUp);
+    // a second replay of everything, as after yet another restart
+    streamConcurrently(d, apply, catchUp);
+  }
+
+  /** What the tables hold after both runs. */
+  ReferenceTables expected() {
+    ReferenceTables ref = new ReferenceTables();
+    for (Copy c : List.of(orders, log, items, auditSecond)) {
+      int count = c == items ? 5 : c.batches().size();
+      for (int seq = 0; seq < count; seq++) {
+        ref.copy(c.table(), c.batches().get(seq));
+      }
+    }
+    applyStream().forEach(tx -> tx.forEach(ref::apply));
+    itemsStream().forEach(tx -> tx.forEach(ref::apply));
+    return ref;
+  }
+
+  /** The messages both runs carry, by prefix and content. */
+  static Map<String, String> expectedMessages() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("audit", "hello ✓");
+    return m;
+  }
+}
