@@ -10,17 +10,15 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.postgresql.Driver;
+import org.pgetl.testkit.EmbeddedPostgres;
+import org.pgetl.testkit.PostgresServer;
 
 /**
- * The one place where the store's integration tests get a PostgreSQL server: the server named by
- * the JDBC URL in {@value #URL_ENV} (a superuser, or a role with CREATEDB and CREATEROLE), on which
- * each test class makes its own databases and roles and drops them afterwards.
+ * The one place where the store's integration tests get a PostgreSQL server: the testkit's shared
+ * server (a superuser; {@code PGETL_TEST_DATABASE_URL} selects an external one), on which each test
+ * class makes its own databases and roles and drops them afterwards.
  */
 final class TestPostgres {
-  /** The environment variable that names the server, as a JDBC URL with an admin user. */
-  static final String URL_ENV = "PGETL_TEST_DATABASE_URL";
-
   private static final AtomicInteger COUNTER = new AtomicInteger();
   private static final String RUN = Long.toString(ProcessHandle.current().pid(), 36);
 
@@ -50,24 +48,13 @@ final class TestPostgres {
   }
 
   private static Admin admin() {
-    String url = System.getenv(URL_ENV);
-    if (url == null || url.isBlank()) {
-      throw new IllegalStateException(
-          "set "
-              + URL_ENV
-              + " to the JDBC URL of a PostgreSQL server and an admin role, for example"
-              + " jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres");
-    }
-    Properties p = Driver.parseURL(url, null);
-    if (p == null) {
-      throw new IllegalStateException(URL_ENV + " is not a PostgreSQL JDBC URL");
-    }
+    PostgresServer server = EmbeddedPostgres.shared();
     return new Admin(
-        p.getProperty("PGHOST", "localhost").split(",")[0],
-        p.getProperty("PGPORT", "5432").split(",")[0],
-        p.getProperty("PGDBNAME", "postgres"),
-        p.getProperty("user"),
-        p.getProperty("password"));
+        server.host(),
+        Integer.toString(server.port()),
+        "postgres",
+        server.superuser(),
+        server.password());
   }
 
   private record Admin(String host, String port, String database, String user, String password) {

@@ -66,7 +66,14 @@ class CatalogIT {
   void serverFacts() throws Exception {
     ServerVersion v = catalog.serverVersion();
     assertThat(v.major()).isGreaterThanOrEqualTo(13);
-    assertThat(catalog.walSenderTimeout()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(catalog.walSenderTimeout())
+        .isEqualTo(
+            Duration.ofMillis(
+                Long.parseLong(
+                    TestSource.queryString(
+                        admin,
+                        "SELECT setting::bigint * CASE unit WHEN 's' THEN 1000 ELSE 1 END"
+                            + " FROM pg_settings WHERE name = 'wal_sender_timeout'"))));
     Lsn before = catalog.currentWalLsn();
     TestSource.exec(admin, "CREATE TABLE wal_noise (x int)", "INSERT INTO wal_noise VALUES (1)");
     assertThat(catalog.currentWalLsn().isAfter(before)).isTrue();

@@ -7,28 +7,27 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import org.pgetl.PgConnectionConfig;
+import org.pgetl.testkit.EmbeddedPostgres;
+import org.pgetl.testkit.PostgresServer;
 
 /**
  * The one seam between these integration tests and a PostgreSQL server (wal_level=logical, a
- * superuser in the URL): the server comes from the JDBC URL in the environment variable {@value
- * #ENV}. Each test class asks for its own database with {@link #freshDatabase(String)}.
+ * superuser): the testkit's shared server ({@code PGETL_TEST_DATABASE_URL} selects an external
+ * one). Each test class asks for its own database with {@link #freshDatabase(String)}.
  */
 final class TestSource {
-  static final String ENV = "PGETL_TEST_DATABASE_URL";
-
   private TestSource() {}
 
-  /** Returns the server's configuration, connected to the URL's database. */
+  /** Returns the server's configuration, connected to its {@code postgres} database. */
   static PgConnectionConfig server() {
-    String url = System.getenv(ENV);
-    if (url == null || url.isBlank()) {
-      throw new IllegalStateException(
-          "integration tests need a PostgreSQL server with wal_level=logical: set "
-              + ENV
-              + " to a JDBC URL with a superuser, e.g."
-              + " jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres&password=...");
-    }
-    return PgConnectionConfig.fromJdbcUrl(url);
+    PostgresServer server = EmbeddedPostgres.shared();
+    return PgConnectionConfig.builder()
+        .host(server.host())
+        .port(server.port())
+        .database("postgres")
+        .user(server.superuser())
+        .password(server.password())
+        .build();
   }
 
   /**
