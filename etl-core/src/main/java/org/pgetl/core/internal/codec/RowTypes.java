@@ -14,6 +14,15 @@ final class RowTypes {
   private static final int RANGE_LB_NULL = 0x20;
   private static final int RANGE_UB_NULL = 0x40;
 
+  /**
+   * How deep records may nest in one value. Table columns nest only as deep as their composite
+   * types do; deeper nesting (anonymous records in records) is refused, because every level doubles
+   * the quotes of the levels inside it.
+   */
+  static final int MAX_RECORD_NESTING = 32;
+
+  private static final ThreadLocal<int[]> NESTING = ThreadLocal.withInitial(() -> new int[1]);
+
   private RowTypes() {}
 
   /**
@@ -37,6 +46,19 @@ final class RowTypes {
 
     @Override
     void print(StringBuilder sb, byte[] b, int off, int len) {
+      int[] depth = NESTING.get();
+      if (depth[0] >= MAX_RECORD_NESTING) {
+        throw BadValue.of("records nested more than " + MAX_RECORD_NESTING + " deep");
+      }
+      depth[0]++;
+      try {
+        printFields(sb, b, off, len);
+      } finally {
+        depth[0]--;
+      }
+    }
+
+    private void printFields(StringBuilder sb, byte[] b, int off, int len) {
       Bytes.needAtLeast(len, 4, "record field count");
       int end = off + len;
       int n = Bytes.int32(b, off);

@@ -30,7 +30,7 @@ final class TextForms {
 
     @Override
     final Object binary(byte[] b, int off, int len) {
-      StringBuilder sb = new StringBuilder(Math.max(16, len * 2));
+      StringBuilder sb = new StringBuilder(Math.min(1024, 16 + 2 * len));
       print(sb, b, off, len);
       return sb.toString();
     }

@@ -55,6 +55,9 @@ public abstract class ValueCodec {
       throw e;
     } catch (RuntimeException e) {
       throw failure("text", e);
+    } catch (StackOverflowError e) {
+      // records nested in records (or arrays of them) without end: only corrupt data does that
+      throw failure("text", BadValue.of("value nested too deeply"));
     }
   }
 
@@ -78,6 +81,9 @@ public abstract class ValueCodec {
       throw e;
     } catch (RuntimeException e) {
       throw failure("binary", e);
+    } catch (StackOverflowError e) {
+      // records nested in records (or arrays of them) without end: only corrupt data does that
+      throw failure("binary", BadValue.of("value nested too deeply"));
     }
   }
 
