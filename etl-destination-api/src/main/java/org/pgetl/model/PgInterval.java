@@ -11,11 +11,41 @@ package org.pgetl.model;
  */
 public record PgInterval(int months, int days, long microseconds) {
   /**
+   * PostgreSQL's {@code infinity} interval (PostgreSQL 17 and later), stored as the largest value
+   * of every field.
+   */
+  public static final PgInterval INFINITY =
+      new PgInterval(Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MAX_VALUE);
+
+  /**
+   * PostgreSQL's {@code -infinity} interval (PostgreSQL 17 and later), stored as the smallest value
+   * of every field.
+   */
+  public static final PgInterval NEGATIVE_INFINITY =
+      new PgInterval(Integer.MIN_VALUE, Integer.MIN_VALUE, Long.MIN_VALUE);
+
+  /**
+   * Returns true unless this is {@link #INFINITY} or {@link #NEGATIVE_INFINITY}.
+   *
+   * @return whether the interval is finite
+   */
+  public boolean isFinite() {
+    return !equals(INFINITY) && !equals(NEGATIVE_INFINITY);
+  }
+
+  /**
    * Returns the text form in PostgreSQL's {@code IntervalStyle=postgres}, for example {@code 1 year
-   * 2 mons 3 days 04:05:06.789}, or {@code 00:00:00} for a zero interval.
+   * 2 mons 3 days 04:05:06.789}, {@code 00:00:00} for a zero interval, and {@code infinity} /
+   * {@code -infinity} for the two infinite intervals.
    */
   @Override
   public String toString() {
+    if (equals(INFINITY)) {
+      return "infinity";
+    }
+    if (equals(NEGATIVE_INFINITY)) {
+      return "-infinity";
+    }
     StringBuilder sb = new StringBuilder();
     // mirrors PostgreSQL's EncodeInterval for IntervalStyle=postgres: a field gets a '+' when the
     // nonzero field before it was negative

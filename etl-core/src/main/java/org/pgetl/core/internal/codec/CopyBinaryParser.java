@@ -1,0 +1,140 @@
+package org.pgetl.core.internal.codec;
+
+import java.util.List;
+import org.pgetl.error.EtlException;
+
+/**
+ * Parses rows of {@code COPY ... TO STDOUT (FORMAT binary)}: an 11-byte signature, int32 flags and
+ * an int32-sized header extension before the first row; each row an int16 field count and per field
+ * an int32 length (-1 for NULL) and the value's binary form; an int16 -1 trailer.
+ *
+ * <p>A column whose codec cannot decode binary ({@link ValueCodec#canDecodeBinary()} is false) must
+ * be copied as text, {@code SELECT col::text}: the parser then decodes its bytes, which are its
+ * text form, with {@link ValueCodec#decodeText}. That way every table can be copied in binary.
+ */
+public final class CopyBinaryParser extends CopyRowParser {
+  private static final byte[] SIGNATURE = {
+    'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xFF, '\r', '\n', 0
+  };
+
+  private final boolean[] asText;
+  private boolean headerSeen;
+  private boolean trailerSeen;
+
+  /**
+   * Creates a parser.
+   *
+   * @param codecs the codecs of the copied columns, in COPY order; columns whose codec cannot
+   *     decode binary must be selected cast to {@code text}
+   */
+  public CopyBinaryParser(List<ValueCodec> codecs) {
+    super(codecs);
+    asText = new boolean[this.codecs.length];
+    for (int i = 0; i < asText.length; i++) {
+      asText[i] = !this.codecs[i].canDecodeBinary();
+    }
+  }
+
+  /**
+   * Returns true when a column of this codec must be selected as {@code col::text} in a binary
+   * COPY.
+   *
+   * @param codec the column's codec
+   * @return whether the column needs a cast to text
+   */
+  public static boolean needsTextCast(ValueCodec codec) {
+    return !codec.canDecodeBinary();
+  }
+
+  @Override
+  public Object[] parseRow(byte[] m, int off, int len) {
+    if (m == null || off < 0 || len < 0 || off > m.length - len) {
+      throw malformed("binary", "message bounds outside the buffer");
+    }
+    int p = off;
+    int end = off + len;
+    if (!headerSeen) {
+      p = header(m, p, end);
+      if (p == end) {
+        return null;
+      }
+    }
+    if (trailerSeen) {
+      throw malformed("binary", "data after the trailer");
+    }
+    if (end - p < 2) {
+      throw malformed("binary", "truncated field count");
+    }
+    int count = Bytes.int16(m, p);
+    p += 2;
+    if (count == -1) {
+      trailerSeen = true;
+      if (p != end) {
+        throw malformed("binary", "bytes after the trailer");
+      }
+      return null;
+    }
+    int n = codecs.length;
+    if (count != n) {
+      throw malformed("binary", "row has " + count + " columns, expected " + n);
+    }
+    Object[] values = new Object[n];
+    long size = 16 + 8L * n;
+    for (int col = 0; col < n; col++) {
+      if (end - p < 4) {
+        throw malformed("binary", "truncated field length in column " + (col + 1));
+      }
+      int flen = Bytes.int32(m, p);
+      p += 4;
+      if (flen == -1) {
+        continue;
+      }
+      if (flen < 0 || flen > end - p) {
+        throw malformed("binary", "field length out of range in column " + (col + 1));
+      }
+      try {
+        values[col] =
+            asText[col] ? codecs[col].decodeText(m, p, flen) : codecs[col].decodeBinary(m, p, flen);
+      } catch (EtlException e) {
+        throw inColumn(col, e);
+      }
+      size += sizeOf(flen);
+      p += flen;
+    }
+    if (p != end) {
+      throw malformed("binary", "a CopyData message holds more than one row");
+    }
+    lastRowSizeHint = size;
+    return values;
+  }
+
+  private int header(byte[] m, int p, int end) {
+    if (end - p < SIGNATURE.length + 8) {
+      throw malformed("binary", "truncated file header");
+    }
+    for (byte s : SIGNATURE) {
+      if (m[p++] != s) {
+        throw malformed("binary", "bad file signature");
+      }
+    }
+    int flags = Bytes.int32(m, p);
+    // bit 16 means OIDs are included; bits 17-31 are unknown critical flags
+    if ((flags & 0xFFFF0000) != 0) {
+      throw malformed("binary", "unsupported header flags " + Integer.toHexString(flags));
+    }
+    int ext = Bytes.int32(m, p + 4);
+    p += 8;
+    if (ext < 0 || ext > end - p) {
+      throw malformed("binary", "header extension out of range");
+    }
+    headerSeen = true;
+    return p + ext;
+  }
+
+  @Override
+  public void finish() {
+    if (!trailerSeen) {
+      throw malformed("binary", headerSeen ? "no trailer" : "no file header");
+    }
+  }
+}
