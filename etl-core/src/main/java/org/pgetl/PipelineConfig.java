@@ -1,0 +1,521 @@
+package org.pgetl;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+
+/**
+ * Everything a {@link Pipeline} needs to know, immutable and validated at {@link Builder#build()}.
+ *
+ * <p>Build one with {@link #builder()}; change one with {@link #toBuilder()}. Every setting has a
+ * default except the pipeline id, the publication and the source connection. An invalid value fails
+ * with {@link EtlException} of kind {@link ErrorKind#CONFIG_ERROR} whose message names the field
+ * and the constraint, such as {@code batch.maxBytes must be > 0, was 0}. The source password never
+ * appears in {@link #toString()}.
+ *
+ * @param pipelineId the pipeline's id: 1–40 characters of {@code [a-z0-9_]}; it names the
+ *     replication slots ({@code pgetl_apply_<id>}) and scopes every stored row
+ * @param publication the publication to replicate; it must exist on the source
+ * @param source how to reach the source database
+ * @param batchMaxBytes the most bytes (estimated) a batch of rows or events holds
+ * @param batchMaxFill the longest a partly filled batch waits for more data while data keeps coming
+ *     (a batch is sent at once when the stream has nothing more to read)
+ * @param maxInFlightWrites how many {@code writeEvents} calls of one stream may wait for their
+ *     answer at once; intake pauses when the limit is reached
+ * @param maxTableSyncWorkers how many tables are copied (and caught up) at once
+ * @param copyConnectionsPerTable how many connections copy one table in parallel (ctid ranges)
+ * @param retryDelay the delay before the first timed retry of a failed table or worker
+ * @param retryMaxDelay the longest delay between timed retries
+ * @param retryBackoffMultiplier the factor by which the delay grows after each attempt
+ * @param retryMaxAttempts how many timed retries are made before a failure needs an operator
+ * @param tableCopy which tables get an initial copy
+ * @param invalidatedSlotBehavior what to do when the apply slot was invalidated by the server
+ * @param pgoutputBinary ask pgoutput for binary values (PostgreSQL 14+; falls back to text for
+ *     types without a binary decoder)
+ * @param pgoutputStreaming ask pgoutput to stream large in-progress transactions (PostgreSQL 14+)
+ * @param statusInterval the longest time between two status updates to the server (also bounded by
+ *     60% of the server's {@code wal_sender_timeout})
+ * @param shutdownTimeout how long a shutdown waits for unanswered destination results before it
+ *     abandons them (they are delivered again by the next start)
+ * @param lifecyclePollInterval how often the destination's lifecycle row is read
+ */
+public record PipelineConfig(
+    String pipelineId,
+    String publication,
+    PgConnectionConfig source,
+    long batchMaxBytes,
+    Duration batchMaxFill,
+    int maxInFlightWrites,
+    int maxTableSyncWorkers,
+    int copyConnectionsPerTable,
+    Duration retryDelay,
+    Duration retryMaxDelay,
+    double retryBackoffMultiplier,
+    int retryMaxAttempts,
+    TableCopySelection tableCopy,
+    InvalidatedSlotBehavior invalidatedSlotBehavior,
+    boolean pgoutputBinary,
+    boolean pgoutputStreaming,
+    Duration statusInterval,
+    Duration shutdownTimeout,
+    Duration lifecyclePollInterval) {
+
+  /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
+  public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
+
+  /** 1 s: bounds the latency of a busy stream; an idle stream sends at once. */
+  public static final Duration DEFAULT_BATCH_MAX_FILL = Duration.ofSeconds(1);
+
+  /** 4: keeps a remote destination busy while the next batch fills. */
+  public static final int DEFAULT_MAX_IN_FLIGHT_WRITES = 4;
+
+  /** 4: tables copied at once; each holds a replication slot and a connection while it syncs. */
+  public static final int DEFAULT_MAX_TABLE_SYNC_WORKERS = 4;
+
+  /** 4: copy connections per table; more rarely helps on a small server. */
+  public static final int DEFAULT_COPY_CONNECTIONS_PER_TABLE = 4;
+
+  /** 2 s before the first timed retry. */
+  public static final Duration DEFAULT_RETRY_DELAY = Duration.ofSeconds(2);
+
+  /** 5 min: the longest wait between two timed retries. */
+  public static final Duration DEFAULT_RETRY_MAX_DELAY = Duration.ofMinutes(5);
+
+  /** Doubling delays. */
+  public static final double DEFAULT_RETRY_BACKOFF_MULTIPLIER = 2.0;
+
+  /** 5 timed retries, then an operator is needed. */
+  public static final int DEFAULT_RETRY_MAX_ATTEMPTS = 5;
+
+  /** 10 s, and never more than 60% of the server's {@code wal_sender_timeout}. */
+  public static final Duration DEFAULT_STATUS_INTERVAL = Duration.ofSeconds(10);
+
+  /** 30 s for unanswered destination results at shutdown. */
+  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+  /** 1 s: an operator's lifecycle change takes effect within about a second. */
+  public static final Duration DEFAULT_LIFECYCLE_POLL_INTERVAL = Duration.ofSeconds(1);
+
+  private static final Pattern PIPELINE_ID = Pattern.compile("[a-z0-9_]{1,40}");
+
+  /** What to do when the server invalidated the apply slot ({@code wal_status = 'lost'}). */
+  public enum InvalidatedSlotBehavior {
+    /** Fail with {@code REPLICATION_SLOT_INVALIDATED}; an operator decides. */
+    FAIL,
+    /** Drop and recreate the slot, then copy every table again. */
+    RECREATE
+  }
+
+  /** Validates every field. */
+  public PipelineConfig {
+    requireText(pipelineId, "pipelineId");
+    if (!PIPELINE_ID.matcher(pipelineId).matches()) {
+      throw invalid(
+          "pipelineId must be 1-40 characters of [a-z0-9_] (it names replication slots), was '"
+              + pipelineId
+              + "'");
+    }
+    requireText(publication, "publication");
+    if (publication.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 63) {
+      throw invalid("publication must be at most 63 bytes, was '" + publication + "'");
+    }
+    if (source == null) {
+      throw invalid("source must be set (PgConnectionConfig of the source database)");
+    }
+    positive(batchMaxBytes, "batch.maxBytes");
+    positive(batchMaxFill, "batch.maxFill");
+    positive(maxInFlightWrites, "maxInFlightWrites");
+    positive(maxTableSyncWorkers, "maxTableSyncWorkers");
+    positive(copyConnectionsPerTable, "copyConnectionsPerTable");
+    if (copyConnectionsPerTable > 64) {
+      throw invalid("copyConnectionsPerTable must be <= 64, was " + copyConnectionsPerTable);
+    }
+    positive(retryDelay, "retry.delay");
+    positive(retryMaxDelay, "retry.maxDelay");
+    if (retryMaxDelay.compareTo(retryDelay) < 0) {
+      throw invalid(
+          "retry.maxDelay must be >= retry.delay (" + retryDelay + "), was " + retryMaxDelay);
+    }
+    if (!(retryBackoffMultiplier >= 1.0) || Double.isInfinite(retryBackoffMultiplier)) {
+      throw invalid("retry.backoffMultiplier must be >= 1.0, was " + retryBackoffMultiplier);
+    }
+    if (retryMaxAttempts < 0) {
+      throw invalid("retry.maxAttempts must be >= 0, was " + retryMaxAttempts);
+    }
+    Objects.requireNonNull(tableCopy, "tableCopy");
+    Objects.requireNonNull(invalidatedSlotBehavior, "invalidatedSlotBehavior");
+    positive(statusInterval, "statusInterval");
+    positive(shutdownTimeout, "shutdownTimeout");
+    positive(lifecyclePollInterval, "lifecyclePollInterval");
+  }
+
+  /**
+   * Returns a builder with every default set.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Returns a builder holding this configuration's values.
+   *
+   * @return a new builder
+   */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.pipelineId = pipelineId;
+    b.publication = publication;
+    b.source = source;
+    b.batchMaxBytes = batchMaxBytes;
+    b.batchMaxFill = batchMaxFill;
+    b.maxInFlightWrites = maxInFlightWrites;
+    b.maxTableSyncWorkers = maxTableSyncWorkers;
+    b.copyConnectionsPerTable = copyConnectionsPerTable;
+    b.retryDelay = retryDelay;
+    b.retryMaxDelay = retryMaxDelay;
+    b.retryBackoffMultiplier = retryBackoffMultiplier;
+    b.retryMaxAttempts = retryMaxAttempts;
+    b.tableCopy = tableCopy;
+    b.invalidatedSlotBehavior = invalidatedSlotBehavior;
+    b.pgoutputBinary = pgoutputBinary;
+    b.pgoutputStreaming = pgoutputStreaming;
+    b.statusInterval = statusInterval;
+    b.shutdownTimeout = shutdownTimeout;
+    b.lifecyclePollInterval = lifecyclePollInterval;
+    return b;
+  }
+
+  /**
+   * Returns the name of the pipeline's apply slot.
+   *
+   * @return {@code pgetl_apply_<pipelineId>}
+   */
+  public String applySlotName() {
+    return "pgetl_apply_" + pipelineId;
+  }
+
+  private static void requireText(String value, String field) {
+    if (value == null || value.isBlank()) {
+      throw invalid(field + " must be set");
+    }
+  }
+
+  private static void positive(long value, String field) {
+    if (value <= 0) {
+      throw invalid(field + " must be > 0, was " + value);
+    }
+  }
+
+  private static void positive(Duration value, String field) {
+    if (value == null) {
+      throw invalid(field + " must be set");
+    }
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(field + " must be > 0, was " + value);
+    }
+  }
+
+  private static EtlException invalid(String message) {
+    return new EtlException(ErrorKind.CONFIG_ERROR, message);
+  }
+
+  /** Returns the settings, without the source password. */
+  @Override
+  public String toString() {
+    return String.format(
+        Locale.ROOT,
+        "PipelineConfig[pipelineId=%s, publication=%s, source=%s, batch.maxBytes=%d,"
+            + " batch.maxFill=%s, maxInFlightWrites=%d, maxTableSyncWorkers=%d,"
+            + " copyConnectionsPerTable=%d, retry.delay=%s, retry.maxDelay=%s,"
+            + " retry.backoffMultiplier=%s, retry.maxAttempts=%d, tableCopy=%s,"
+            + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
+            + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s]",
+        pipelineId,
+        publication,
+        source,
+        batchMaxBytes,
+        batchMaxFill,
+        maxInFlightWrites,
+        maxTableSyncWorkers,
+        copyConnectionsPerTable,
+        retryDelay,
+        retryMaxDelay,
+        retryBackoffMultiplier,
+        retryMaxAttempts,
+        tableCopy,
+        invalidatedSlotBehavior,
+        pgoutputBinary,
+        pgoutputStreaming,
+        statusInterval,
+        shutdownTimeout,
+        lifecyclePollInterval);
+  }
+
+  /** Builds a {@link PipelineConfig}; every setter returns this builder. */
+  public static final class Builder {
+    private String pipelineId;
+    private String publication;
+    private PgConnectionConfig source;
+    private long batchMaxBytes = DEFAULT_BATCH_MAX_BYTES;
+    private Duration batchMaxFill = DEFAULT_BATCH_MAX_FILL;
+    private int maxInFlightWrites = DEFAULT_MAX_IN_FLIGHT_WRITES;
+    private int maxTableSyncWorkers = DEFAULT_MAX_TABLE_SYNC_WORKERS;
+    private int copyConnectionsPerTable = DEFAULT_COPY_CONNECTIONS_PER_TABLE;
+    private Duration retryDelay = DEFAULT_RETRY_DELAY;
+    private Duration retryMaxDelay = DEFAULT_RETRY_MAX_DELAY;
+    private double retryBackoffMultiplier = DEFAULT_RETRY_BACKOFF_MULTIPLIER;
+    private int retryMaxAttempts = DEFAULT_RETRY_MAX_ATTEMPTS;
+    private TableCopySelection tableCopy = TableCopySelection.all();
+    private InvalidatedSlotBehavior invalidatedSlotBehavior = InvalidatedSlotBehavior.FAIL;
+    private boolean pgoutputBinary;
+    private boolean pgoutputStreaming;
+    private Duration statusInterval = DEFAULT_STATUS_INTERVAL;
+    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private Duration lifecyclePollInterval = DEFAULT_LIFECYCLE_POLL_INTERVAL;
+
+    private Builder() {}
+
+    /**
+     * Sets the pipeline id (required).
+     *
+     * @param value 1–40 characters of {@code [a-z0-9_]}
+     * @return this builder
+     */
+    public Builder pipelineId(String value) {
+      this.pipelineId = value;
+      return this;
+    }
+
+    /**
+     * Sets the publication (required).
+     *
+     * @param value the publication name
+     * @return this builder
+     */
+    public Builder publication(String value) {
+      this.publication = value;
+      return this;
+    }
+
+    /**
+     * Sets the source connection (required).
+     *
+     * @param value the connection settings
+     * @return this builder
+     */
+    public Builder source(PgConnectionConfig value) {
+      this.source = value;
+      return this;
+    }
+
+    /**
+     * Sets the most bytes a batch holds (default 8 MiB).
+     *
+     * @param value bytes, > 0
+     * @return this builder
+     */
+    public Builder batchMaxBytes(long value) {
+      this.batchMaxBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets how long a partly filled batch waits while data keeps coming (default 1 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder batchMaxFill(Duration value) {
+      this.batchMaxFill = value;
+      return this;
+    }
+
+    /**
+     * Sets how many writes of one stream may wait for their answer (default 4).
+     *
+     * @param value at least 1
+     * @return this builder
+     */
+    public Builder maxInFlightWrites(int value) {
+      this.maxInFlightWrites = value;
+      return this;
+    }
+
+    /**
+     * Sets how many tables sync at once (default 4).
+     *
+     * @param value at least 1
+     * @return this builder
+     */
+    public Builder maxTableSyncWorkers(int value) {
+      this.maxTableSyncWorkers = value;
+      return this;
+    }
+
+    /**
+     * Sets how many connections copy one table (default 4).
+     *
+     * @param value 1 to 64
+     * @return this builder
+     */
+    public Builder copyConnectionsPerTable(int value) {
+      this.copyConnectionsPerTable = value;
+      return this;
+    }
+
+    /**
+     * Sets the delay before the first timed retry (default 2 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder retryDelay(Duration value) {
+      this.retryDelay = value;
+      return this;
+    }
+
+    /**
+     * Sets the longest delay between timed retries (default 5 min).
+     *
+     * @param value at least the retry delay
+     * @return this builder
+     */
+    public Builder retryMaxDelay(Duration value) {
+      this.retryMaxDelay = value;
+      return this;
+    }
+
+    /**
+     * Sets the factor by which the retry delay grows (default 2.0).
+     *
+     * @param value at least 1.0
+     * @return this builder
+     */
+    public Builder retryBackoffMultiplier(double value) {
+      this.retryBackoffMultiplier = value;
+      return this;
+    }
+
+    /**
+     * Sets how many timed retries are made before an operator is needed (default 5).
+     *
+     * @param value at least 0
+     * @return this builder
+     */
+    public Builder retryMaxAttempts(int value) {
+      this.retryMaxAttempts = value;
+      return this;
+    }
+
+    /**
+     * Sets which tables get an initial copy (default all).
+     *
+     * @param value the selection
+     * @return this builder
+     */
+    public Builder tableCopy(TableCopySelection value) {
+      this.tableCopy = value;
+      return this;
+    }
+
+    /**
+     * Sets what happens when the apply slot was invalidated (default {@code FAIL}).
+     *
+     * @param value the behaviour
+     * @return this builder
+     */
+    public Builder invalidatedSlotBehavior(InvalidatedSlotBehavior value) {
+      this.invalidatedSlotBehavior = value;
+      return this;
+    }
+
+    /**
+     * Asks pgoutput for binary values (default false; PostgreSQL 14+).
+     *
+     * @param value whether to use binary mode
+     * @return this builder
+     */
+    public Builder pgoutputBinary(boolean value) {
+      this.pgoutputBinary = value;
+      return this;
+    }
+
+    /**
+     * Asks pgoutput to stream large in-progress transactions (default false; PostgreSQL 14+).
+     *
+     * @param value whether to stream
+     * @return this builder
+     */
+    public Builder pgoutputStreaming(boolean value) {
+      this.pgoutputStreaming = value;
+      return this;
+    }
+
+    /**
+     * Sets the longest time between two status updates (default 10 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder statusInterval(Duration value) {
+      this.statusInterval = value;
+      return this;
+    }
+
+    /**
+     * Sets how long a shutdown waits for unanswered results (default 30 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder shutdownTimeout(Duration value) {
+      this.shutdownTimeout = value;
+      return this;
+    }
+
+    /**
+     * Sets how often the lifecycle row is read (default 1 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder lifecyclePollInterval(Duration value) {
+      this.lifecyclePollInterval = value;
+      return this;
+    }
+
+    /**
+     * Validates and builds the configuration.
+     *
+     * @return the configuration
+     * @throws EtlException of kind {@code CONFIG_ERROR} naming the first invalid field
+     */
+    public PipelineConfig build() {
+      return new PipelineConfig(
+          pipelineId,
+          publication,
+          source,
+          batchMaxBytes,
+          batchMaxFill,
+          maxInFlightWrites,
+          maxTableSyncWorkers,
+          copyConnectionsPerTable,
+          retryDelay,
+          retryMaxDelay,
+          retryBackoffMultiplier,
+          retryMaxAttempts,
+          tableCopy,
+          invalidatedSlotBehavior,
+          pgoutputBinary,
+          pgoutputStreaming,
+          statusInterval,
+          shutdownTimeout,
+          lifecyclePollInterval);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package org.pgetl;
+
+import java.util.List;
+import java.util.Map;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.store.TableState;
+
+/**
+ * A snapshot of a pipeline's progress, from {@link Pipeline#status()}.
+ *
+ * @param pipelineId the pipeline id
+ * @param phase what the pipeline is doing
+ * @param lifecycle the destination's effective lifecycle state
+ * @param tables each table's name (null until its first copy) and state
+ * @param applyLsn the apply stream's stored durable progress
+ * @param lagBytes the server's WAL end minus the slot's confirmed flush position, from the last
+ *     sample; -1 when unknown
+ * @param errors recent failures (table errors, retried connection losses), oldest first
+ */
+public record PipelineStatus(
+    String pipelineId,
+    Phase phase,
+    LifecycleState lifecycle,
+    Map<TableId, TableStatus> tables,
+    Lsn applyLsn,
+    long lagBytes,
+    List<String> errors) {
+
+  /** What a pipeline is doing. */
+  public enum Phase {
+    /** Created, not started. */
+    CREATED,
+    /** Copying and streaming. */
+    RUNNING,
+    /** Paused by the lifecycle. */
+    PAUSED,
+    /** Drained by the lifecycle, idle. */
+    DRAINED,
+    /** Retired by the lifecycle. */
+    RETIRED,
+    /** Shutting down. */
+    STOPPING,
+    /** Stopped cleanly. */
+    STOPPED,
+    /** Stopped by a failure ({@link Pipeline#failure()}). */
+    FAILED
+  }
+
+  /**
+   * One table's status.
+   *
+   * @param name the table's name, or null before its first copy
+   * @param state its state
+   */
+  public record TableStatus(TableName name, TableState state) {}
+
+  /** Copies the collections. */
+  public PipelineStatus {
+    tables = Map.copyOf(tables);
+    errors = List.copyOf(errors);
+  }
+}

@@ -1,0 +1,609 @@
+package org.pgetl.core.internal.apply;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import org.pgetl.core.internal.decode.PgOutputDecoder;
+import org.pgetl.core.internal.decode.PgOutputMessage;
+import org.pgetl.core.internal.decode.PgTime;
+import org.pgetl.core.internal.engine.StopSignal;
+import org.pgetl.core.internal.pg.ReplicationStream;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.Event;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.OldRow;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The change loop of one replication stream, shared by the apply worker and the table-sync workers'
+ * catch-up: it reads pgoutput messages, turns the changes this stream owns into events, batches
+ * them by size and time, dispatches them to the destination with a bounded number of writes in
+ * flight, advances and stores durable progress from the answers, and reports feedback to the
+ * server.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * One thread runs {@link #run()} and owns the stream; answers arrive on any thread and are queued
+ * by the {@link WriteWindow}, which wakes this thread. A batch is dispatched when it reaches {@code
+ * batchMaxBytes}, when it waited {@code batchMaxFill}, or as soon as the stream has nothing more to
+ * read — so a lone change goes out at once and a busy stream sends large batches. Durable progress
+ * moves only at commit boundaries; when the stream is fully idle (no open or streamed transaction,
+ * nothing buffered, in flight or accepted-not-durable) the feedback is the last received LSN, so an
+ * idle slot does not hold WAL. Once anything was discarded (a pause, an abandoned write) the
+ * feedback never passes the durable point again on this stream. Transaction ordinals count every
+ * data message of a transaction, owned or not, so that every stream numbers the same change alike.
+ */
+public final class ApplyLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(ApplyLoop.class);
+  private static final long READ_WAIT_IDLE_NANOS = 20_000_000L;
+  private static final long READ_WAIT_BUSY_NANOS = 1_000_000L;
+  private static final long PARK_NANOS = 5_000_000L;
+
+  /** Streamed in-progress transactions held in memory before the loop gives up. */
+  static final long MAX_SPOOL_BYTES = 1L << 30;
+
+  /** How the loop ended. */
+  public enum Exit {
+    /** The role finished its work (a table caught up). */
+    COMPLETED,
+    /** The loop stopped (shutdown, lifecycle stop, abandoned write); the next start resumes. */
+    PAUSED
+  }
+
+  private final LoopEnv env;
+  private final StreamRole role;
+  private final ReplicationStream stream;
+  private final PgOutputDecoder decoder;
+  private final RelationCache relations;
+  private final StreamSpool spool = new StreamSpool(MAX_SPOOL_BYTES);
+  private final WriteWindow window;
+  private final Thread owner;
+  private final String pipelineId;
+
+  // the open transaction
+  private boolean inTx;
+  private Lsn txCommitLsn = Lsn.ZERO;
+  private long txOrdinal;
+  private java.time.Instant txCommitTime;
+  private long txXid;
+  private Lsn txBeginWalStart = Lsn.ZERO;
+  private boolean beginEmitted;
+
+  // the batch being filled
+  private List<Event> buffer = new ArrayList<>();
+  private long bufferBytes;
+  private long bufferStartedNanos;
+  private Lsn bufferCommitEnd;
+
+  private Lsn durable;
+  private boolean discarded;
+  private boolean abandoned;
+  private boolean completing;
+  private boolean finished;
+  private long stopStartedNanos;
+  private long lastDispatchNanos = System.nanoTime();
+  private final Control control = new Control();
+
+  /**
+   * Creates the loop of a started stream.
+   *
+   * @param env what every loop shares
+   * @param role the stream's role
+   * @param stream the started stream; this loop's thread becomes its owner
+   * @param decoder a decoder for the stream's protocol version and streaming mode
+   * @param resolver turns RELATION messages into schemas and codecs
+   * @param startDurable the durable point the stream started from
+   */
+  public ApplyLoop(
+      LoopEnv env,
+      StreamRole role,
+      ReplicationStream stream,
+      PgOutputDecoder decoder,
+      SchemaResolver resolver,
+      Lsn startDurable) {
+    this.env = env;
+    this.role = role;
+    this.stream = stream;
+    this.decoder = decoder;
+    this.relations = new RelationCache(resolver);
+    this.owner = Thread.currentThread();
+    this.window =
+        new WriteWindow(env.config().maxInFlightWrites(), () -> LockSupport.unpark(owner));
+    this.durable = startDurable;
+    this.pipelineId = env.config().pipelineId();
+  }
+
+  /**
+   * Runs the loop on the calling thread until the role completes or the loop stops.
+   *
+   * @return how it ended
+   * @throws EtlException when the stream, the destination or the store fails
+   */
+  public Exit run() {
+    Runnable unregister = env.stop().onRequest(() -> LockSupport.unpark(owner));
+    try {
+      return loop();
+    } finally {
+      unregister.run();
+    }
+  }
+
+  private Exit loop() {
+    boolean caughtUp = false;
+    while (true) {
+      applyAnswers();
+      if (abandoned) {
+        finalFeedback();
+        return Exit.PAUSED;
+      }
+      StopSignal.Mode stopMode = env.stop().mode();
+      if (stopMode != StopSignal.Mode.NONE && stopStartedNanos == 0) {
+        stopStartedNanos = System.nanoTime();
+        LOG.info(
+            "pipeline {}: {} stream stopping ({}), {} writes in flight",
+            pipelineId,
+            role.describe(),
+            stopMode,
+            window.inFlight());
+      }
+      if (stopMode == StopSignal.Mode.DISCARD) {
+        discardBuffered();
+      }
+      if (finished && window.inFlight() == 0 && buffer.isEmpty()) {
+        finalFeedback();
+        return Exit.COMPLETED;
+      }
+      if (stopMode != StopSignal.Mode.NONE && stopSettled()) {
+        finalFeedback();
+        return Exit.PAUSED;
+      }
+      role.tick(control);
+      if (isIdle()) {
+        Lsn received = stream.lastReceivedLsn();
+        stream.advanceFlushed(received);
+        role.whenIdle(received, control);
+        if (finished) {
+          continue;
+        }
+      }
+      maybeDispatch(caughtUp, stopMode);
+      maybeBarrier();
+      boolean canRead =
+          stopMode == StopSignal.Mode.NONE
+              && !completing
+              && !finished
+              && !window.isFull()
+              && bufferBytes < env.config().batchMaxBytes();
+      if (canRead) {
+        long wait =
+            buffer.isEmpty()
+                ? (window.inFlight() > 0 ? READ_WAIT_BUSY_NANOS : READ_WAIT_IDLE_NANOS)
+                : 0;
+        ByteBuffer msg = stream.readNext(wait);
+        caughtUp = msg == null;
+        if (msg != null) {
+          handle(msg);
+        }
+      } else {
+        stream.sendStatusIfDue();
+        LockSupport.parkNanos(PARK_NANOS);
+      }
+    }
+  }
+
+  // ---- answers and progress
+
+  private void applyAnswers() {
+    WriteWindow.Progress p = window.poll();
+    if (p.durableAdvancedTo() != null) {
+      advanceDurable(p.durableAdvancedTo());
+    }
+    if (p.failure() != null) {
+      throw p.failure();
+    }
+    if (p.abandoned() && !abandoned) {
+      abandoned = true;
+      // the batch behind the abandoned write is never sent: a durable answer to it would claim
+      // progress for events the destination never got
+      discardBuffered();
+      spool.clear();
+      LOG.info(
+          "pipeline {}: destination abandoned a write of the {} stream; stopping (resumes from {})",
+          pipelineId,
+          role.describe(),
+          durable);
+      env.shutdown().request();
+    }
+  }
+
+  private void advanceDurable(Lsn lsn) {
+    if (!lsn.isAfter(durable)) {
+      return;
+    }
+    Lsn stored = env.store().advanceProgress(role.progressKey(), lsn);
+    durable = Lsn.max(durable, stored);
+    stream.advanceFlushed(durable);
+    role.afterDurable(durable, control);
+  }
+
+  private boolean stopSettled() {
+    if (window.inFlight() == 0
+        && (buffer.isEmpty() || env.stop().mode() == StopSignal.Mode.DISCARD)) {
+      return true;
+    }
+    long waited = System.nanoTime() - stopStartedNanos;
+    if (waited > env.config().shutdownTimeout().toNanos()) {
+      LOG.warn(
+          "pipeline {}: {} stream stops with {} writes unanswered after {}; they are delivered"
+              + " again from {} at the next start",
+          pipelineId,
+          role.describe(),
+          window.inFlight(),
+          env.config().shutdownTimeout(),
+          durable);
+      return true;
+    }
+    return false;
+  }
+
+  private void finalFeedback() {
+    try {
+      if (isIdle()) {
+        stream.advanceFlushed(stream.lastReceivedLsn());
+      }
+      stream.forceStatusUpdate();
+    } catch (EtlException e) {
+      LOG.debug("pipeline {}: final status update failed: {}", pipelineId, e.getMessage());
+    }
+  }
+
+  private boolean isIdle() {
+    return !inTx
+        && !discarded
+        && !abandoned
+        && spool.isEmpty()
+        && buffer.isEmpty()
+        && window.isClear();
+  }
+
+  private void discardBuffered() {
+    if (!buffer.isEmpty() || inTx || !spool.isEmpty()) {
+      long n = buffer.size();
+      if (n > 0) {
+        env.metrics().eventsDiscarded(n);
+      }
+      buffer = new ArrayList<>();
+      bufferBytes = 0;
+      bufferCommitEnd = null;
+      spool.clear();
+      discarded = true;
+    }
+  }
+
+  // ---- dispatch
+
+  private void maybeDispatch(boolean caughtUp, StopSignal.Mode stopMode) {
+    if (buffer.isEmpty()) {
+      if (completing && !inTx && bufferCommitEnd != null && !window.isFull()) {
+        // the catch-up target was reached by a transaction without events of this table: the
+        // final write is an empty durability barrier that carries its commit LSN
+        dispatch(WriteDurability.REQUIRE_DURABLE);
+      }
+      return;
+    }
+    if (window.isFull()) {
+      return;
+    }
+    long now = System.nanoTime();
+    boolean due =
+        bufferBytes >= env.config().batchMaxBytes()
+            || now - bufferStartedNanos >= env.config().batchMaxFill().toNanos()
+            || caughtUp
+            || stopMode == StopSignal.Mode.DRAIN
+            || completing;
+    if (due) {
+      dispatch(completing && !inTx ? WriteDurability.REQUIRE_DURABLE : WriteDurability.MAY_DEFER);
+    }
+  }
+
+  private void maybeBarrier() {
+    if (inTx
+        || !buffer.isEmpty()
+        || window.inFlight() > 0
+        || !window.hasAcceptedNotDurable()
+        || env.stop().isRequested()) {
+      return;
+    }
+    boolean quiet = System.nanoTime() - lastDispatchNanos >= env.config().batchMaxFill().toNanos();
+    if (quiet || role.wantsDurabilityBarrier(stream.lastReceivedLsn())) {
+      dispatch(WriteDurability.REQUIRE_DURABLE);
+    }
+  }
+
+  private void dispatch(WriteDurability durability) {
+    List<Event> events = buffer;
+    Lsn commitEnd = bufferCommitEnd;
+    long bytes = bufferBytes;
+    buffer = new ArrayList<>();
+    bufferBytes = 0;
+    bufferCommitEnd = null;
+    AsyncResult result = AsyncResult.create();
+    window.track(result, commitEnd, durability);
+    lastDispatchNanos = System.nanoTime();
+    long started = lastDispatchNanos;
+    env.metrics().inFlight(1);
+    result
+        .completion()
+        .thenRun(
+            () -> {
+              env.metrics().inFlight(-1);
+              env.metrics().batchLatency("events", System.nanoTime() - started);
+            });
+    if (!events.isEmpty()) {
+      env.metrics().eventsDelivered(events.size(), bytes);
+    }
+    try {
+      env.destination().writeEvents(List.copyOf(events), durability, result);
+    } catch (EtlException e) {
+      result.fail(e);
+    } catch (RuntimeException e) {
+      result.fail(
+          new EtlException(
+              ErrorKind.DESTINATION_ERROR,
+              "destination " + env.destination().name() + " threw from writeEvents",
+              e.toString(),
+              e));
+    }
+  }
+
+  private void append(Event e, long bytes) {
+    if (buffer.isEmpty()) {
+      bufferStartedNanos = System.nanoTime();
+    }
+    buffer.add(e);
+    bufferBytes += bytes;
+  }
+
+  // ---- messages
+
+  private void handle(ByteBuffer buf) {
+    Lsn walStart = stream.lastMessageLsn();
+    int size = buf.remaining();
+    PgOutputMessage m = decoder.decode(buf, walStart);
+    if (spool.inBlock() && m instanceof PgOutputMessage.StreamableMessage s) {
+      spool.add(s, size);
+      return;
+    }
+    switch (m.kind()) {
+      case BEGIN -> {
+        PgOutputMessage.Begin b = (PgOutputMessage.Begin) m;
+        beginTx(b.walStart(), b.finalLsn(), PgTime.toInstant(b.commitTime()), b.xid());
+      }
+      case COMMIT -> {
+        PgOutputMessage.Commit c = (PgOutputMessage.Commit) m;
+        if (!inTx || !c.commitLsn().equals(txCommitLsn)) {
+          throw new EtlException(
+              ErrorKind.REPLICATION_PROTOCOL_ERROR,
+              "COMMIT " + c.commitLsn() + " does not match the open transaction " + txCommitLsn,
+              "stream of slot " + stream.slotName());
+        }
+        commitTx(c.walStart(), c.endLsn(), PgTime.toInstant(c.commitTime()), c.flags());
+      }
+      case STREAM_START -> spool.start(((PgOutputMessage.StreamStart) m).xid());
+      case STREAM_STOP -> spool.stop();
+      case STREAM_COMMIT -> {
+        PgOutputMessage.StreamCommit sc = (PgOutputMessage.StreamCommit) m;
+        List<PgOutputMessage.StreamableMessage> changes = spool.commit(sc.xid());
+        beginTx(sc.walStart(), sc.commitLsn(), PgTime.toInstant(sc.commitTime()), sc.xid());
+        for (PgOutputMessage.StreamableMessage change : changes) {
+          handleChange(change);
+        }
+        commitTx(sc.walStart(), sc.endLsn(), PgTime.toInstant(sc.commitTime()), sc.flags());
+      }
+      case STREAM_ABORT -> {
+        PgOutputMessage.StreamAbort a = (PgOutputMessage.StreamAbort) m;
+        spool.abort(a.xid(), a.subXid());
+      }
+      case ORIGIN, TYPE -> {
+        // origins and type announcements carry nothing a destination needs
+      }
+      case RELATION, INSERT, UPDATE, DELETE, TRUNCATE, MESSAGE ->
+          handleChange((PgOutputMessage.StreamableMessage) m);
+      default ->
+          throw new EtlException(
+              ErrorKind.REPLICATION_PROTOCOL_ERROR,
+              "unexpected " + m.kind().displayName() + " message (two-phase is not enabled)",
+              "stream of slot " + stream.slotName());
+    }
+  }
+
+  private void beginTx(Lsn walStart, Lsn commitLsn, java.time.Instant commitTime, long xid) {
+    if (inTx) {
+      throw new EtlException(
+          ErrorKind.REPLICATION_PROTOCOL_ERROR,
+          "BEGIN " + commitLsn + " inside the open transaction " + txCommitLsn,
+          "stream of slot " + stream.slotName());
+    }
+    inTx = true;
+    txCommitLsn = commitLsn;
+    txOrdinal = 0;
+    txCommitTime = commitTime;
+    txXid = xid;
+    txBeginWalStart = walStart;
+    beginEmitted = false;
+  }
+
+  private void commitTx(Lsn walStart, Lsn endLsn, java.time.Instant commitTime, int flags) {
+    long ordinal = ++txOrdinal;
+    role.afterCommit(endLsn, control);
+    if (beginEmitted) {
+      append(new Event.Commit(walStart, txCommitLsn, ordinal, endLsn, commitTime, flags), 64);
+    }
+    bufferCommitEnd = endLsn;
+    inTx = false;
+  }
+
+  private void ensureBegin() {
+    if (!beginEmitted) {
+      append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, txCommitTime, txXid), 64);
+      beginEmitted = true;
+    }
+  }
+
+  private void announce(RelationCache.Entry e, Lsn walStart, long ordinal) {
+    if (!e.announced) {
+      append(new Event.Relation(walStart, txCommitLsn, ordinal, e.schema), 256);
+      e.announced = true;
+    }
+  }
+
+  private void handleChange(PgOutputMessage.StreamableMessage m) {
+    switch (m.kind()) {
+      case RELATION -> onRelation((PgOutputMessage.Relation) m);
+      case INSERT -> {
+        PgOutputMessage.Insert ins = (PgOutputMessage.Insert) m;
+        RelationCache.Entry e = relations.get(ins.relationId(), m.kind());
+        long ordinal = ++txOrdinal;
+        if (owned(e)) {
+          TableRow row = RowConverter.full(e, ins.newTuple(), "Insert");
+          emit(e, ins.walStart(), ordinal);
+          append(
+              new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row),
+              row.sizeHintBytes());
+        }
+      }
+      case UPDATE -> {
+        PgOutputMessage.Update up = (PgOutputMessage.Update) m;
+        RelationCache.Entry e = relations.get(up.relationId(), m.kind());
+        long ordinal = ++txOrdinal;
+        if (owned(e)) {
+          UpdatedRow row = RowConverter.updated(e, up.newTuple(), up.oldTuple());
+          OldRow old = RowConverter.old(e, up.oldTupleKind(), up.oldTuple(), "Update");
+          emit(e, up.walStart(), ordinal);
+          long size =
+              (row instanceof UpdatedRow.Full f ? f.row().sizeHintBytes() : 256)
+                  + (old == null ? 0 : old.row().sizeHintBytes());
+          append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old), size);
+        }
+      }
+      case DELETE -> {
+        PgOutputMessage.Delete del = (PgOutputMessage.Delete) m;
+        RelationCache.Entry e = relations.get(del.relationId(), m.kind());
+        long ordinal = ++txOrdinal;
+        if (owned(e)) {
+          OldRow old = RowConverter.old(e, del.oldTupleKind(), del.oldTuple(), "Delete");
+          if (old == null) {
+            throw new EtlException(
+                ErrorKind.SOURCE_REPLICA_IDENTITY_ERROR,
+                "DELETE on " + e.schema.name() + " carries no old row",
+                "give the table a primary key or REPLICA IDENTITY FULL");
+          }
+          emit(e, del.walStart(), ordinal);
+          append(
+              new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old),
+              old.row().sizeHintBytes());
+        }
+      }
+      case TRUNCATE -> {
+        PgOutputMessage.Truncate t = (PgOutputMessage.Truncate) m;
+        long ordinal = ++txOrdinal;
+        List<ReplicatedTableSchema> tables = new ArrayList<>();
+        List<RelationCache.Entry> entries = new ArrayList<>();
+        for (long relId : t.relationIds()) {
+          RelationCache.Entry e = relations.get(relId, m.kind());
+          if (owned(e)) {
+            tables.add(e.schema);
+            entries.add(e);
+          }
+        }
+        if (!tables.isEmpty()) {
+          ensureBegin();
+          for (RelationCache.Entry e : entries) {
+            announce(e, t.walStart(), ordinal);
+          }
+          append(new Event.Truncate(t.walStart(), txCommitLsn, ordinal, tables, t.options()), 64);
+        }
+      }
+      case MESSAGE -> {
+        PgOutputMessage.LogicalMessage lm = (PgOutputMessage.LogicalMessage) m;
+        if (lm.transactional() && inTx) {
+          long ordinal = ++txOrdinal;
+          if (role.deliversMessages()) {
+            ensureBegin();
+            byte[] content = lm.content().toByteArray();
+            append(
+                new Event.Message(lm.walStart(), txCommitLsn, ordinal, true, lm.prefix(), content),
+                64 + content.length);
+          }
+        } else if (role.deliversMessages()) {
+          byte[] content = lm.content().toByteArray();
+          append(
+              new Event.Message(lm.walStart(), lm.messageLsn(), 0, false, lm.prefix(), content),
+              64 + content.length);
+        }
+      }
+      default ->
+          throw new EtlException(
+              ErrorKind.REPLICATION_PROTOCOL_ERROR,
+              "unexpected " + m.kind().displayName() + " message in a transaction",
+              "stream of slot " + stream.slotName());
+    }
+  }
+
+  private void onRelation(PgOutputMessage.Relation r) {
+    RelationCache.Entry e = relations.update(r, txCommitLsn);
+    if (owned(e)) {
+      env.store().storeTableSchema(e.schema.tableSchema());
+    }
+  }
+
+  private boolean owned(RelationCache.Entry e) {
+    return role.owns(e.table, txCommitLsn);
+  }
+
+  private void emit(RelationCache.Entry e, Lsn walStart, long ordinal) {
+    ensureBegin();
+    announce(e, walStart, ordinal);
+  }
+
+  // ---- the role's view
+
+  private final class Control implements StreamRole.Control {
+    @Override
+    public void completeAfterThisTransaction() {
+      completing = true;
+    }
+
+    @Override
+    public void finish() {
+      finished = true;
+    }
+
+    @Override
+    public void keepAlive() {
+      stream.sendStatusIfDue();
+    }
+
+    @Override
+    public boolean stopRequested() {
+      return env.stop().isRequested() || abandoned;
+    }
+  }
+
+  /**
+   * Returns the durable point of this stream.
+   *
+   * @return the LSN up to which everything is durable
+   */
+  public Lsn durable() {
+    return durable;
+  }
+}

@@ -1,0 +1,27 @@
+package org.pgetl.core.internal.apply;
+
+import org.pgetl.PipelineConfig;
+import org.pgetl.Shutdown;
+import org.pgetl.core.internal.engine.EngineMetrics;
+import org.pgetl.core.internal.engine.StopSignal;
+import org.pgetl.destination.Destination;
+import org.pgetl.store.PipelineStore;
+
+/**
+ * What every stream loop of a pipeline shares.
+ *
+ * @param config the pipeline's configuration
+ * @param store the pipeline's store
+ * @param destination the destination
+ * @param metrics where to report
+ * @param stop the stop request of the current generation of workers
+ * @param shutdown the pipeline's shutdown handle (a destination's {@code shutdown()} answer
+ *     requests it)
+ */
+public record LoopEnv(
+    PipelineConfig config,
+    PipelineStore store,
+    Destination destination,
+    EngineMetrics metrics,
+    StopSignal stop,
+    Shutdown shutdown) {}

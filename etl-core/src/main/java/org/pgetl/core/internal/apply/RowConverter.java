@@ -1,0 +1,158 @@
+package org.pgetl.core.internal.apply;
+
+import org.pgetl.core.internal.codec.ValueCodec;
+import org.pgetl.core.internal.decode.TupleData;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.OldRow;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
+
+/**
+ * Turns pgoutput tuple data into the model's rows, decoding each value straight from the message
+ * buffer with the column's codec.
+ */
+final class RowConverter {
+  private static final long ROW_OVERHEAD = 16;
+  private static final long VALUE_OVERHEAD = 16;
+
+  private RowConverter() {}
+
+  /**
+   * Converts a full tuple (INSERT's new tuple, an old FULL tuple).
+   *
+   * @param e the relation
+   * @param t the tuple
+   * @param what the message, for errors
+   * @return the row
+   */
+  static TableRow full(RelationCache.Entry e, TupleData t, String what) {
+    checkWidth(e, t, what);
+    int n = t.columnCount();
+    Object[] values = new Object[n];
+    long size = ROW_OVERHEAD;
+    for (int i = 0; i < n; i++) {
+      if (t.isUnchangedToast(i)) {
+        throw new EtlException(
+            ErrorKind.INVALID_DATA,
+            what + " of " + e.schema.name() + " carries an unchanged TOAST value in a full row",
+            "column " + e.schema.columns().get(i).name());
+      }
+      values[i] = value(e, t, i);
+      size += VALUE_OVERHEAD + Math.max(0, t.length(i));
+    }
+    return TableRow.wrap(values, size);
+  }
+
+  /**
+   * Converts an UPDATE's new tuple; unchanged TOAST values are taken from the old tuple when it has
+   * them, else reported missing.
+   *
+   * @param e the relation
+   * @param newTuple the new tuple
+   * @param oldTuple the old tuple (full or key), or null
+   * @return the full or partial row
+   */
+  static UpdatedRow updated(RelationCache.Entry e, TupleData newTuple, TupleData oldTuple) {
+    checkWidth(e, newTuple, "Update");
+    int n = newTuple.columnCount();
+    Object[] values = null;
+    int missingCount = 0;
+    for (int i = 0; i < n; i++) {
+      if (newTuple.isUnchangedToast(i) && !(oldTuple != null && oldTuple.hasValue(i))) {
+        missingCount++;
+      }
+    }
+    int[] missing = new int[missingCount];
+    values = new Object[n - missingCount];
+    long size = ROW_OVERHEAD;
+    int m = 0;
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+      if (newTuple.isUnchangedToast(i)) {
+        if (oldTuple != null && oldTuple.hasValue(i)) {
+          values[v++] = value(e, oldTuple, i);
+          size += VALUE_OVERHEAD + oldTuple.length(i);
+        } else {
+          missing[m++] = i;
+        }
+      } else {
+        values[v++] = value(e, newTuple, i);
+        size += VALUE_OVERHEAD + Math.max(0, newTuple.length(i));
+      }
+    }
+    TableRow row = TableRow.wrap(values, size);
+    return missingCount == 0 ? new UpdatedRow.Full(row) : new UpdatedRow.Partial(n, row, missing);
+  }
+
+  /**
+   * Converts an old tuple of UPDATE or DELETE.
+   *
+   * @param e the relation
+   * @param kind the old tuple's kind
+   * @param t the old tuple
+   * @param what the message, for errors
+   * @return the old row, or null when there is none
+   */
+  static OldRow old(
+      RelationCache.Entry e,
+      org.pgetl.core.internal.decode.PgOutputMessage.OldTupleKind kind,
+      TupleData t,
+      String what) {
+    switch (kind) {
+      case NONE:
+        return null;
+      case FULL:
+        return new OldRow.Full(full(e, t, what));
+      case KEY:
+        checkWidth(e, t, what);
+        int[] idx = e.identity;
+        if (idx.length == 0) {
+          // no key columns known: keep every column the server sent
+          return new OldRow.Key(full(e, t, what));
+        }
+        Object[] key = new Object[idx.length];
+        long size = ROW_OVERHEAD;
+        for (int k = 0; k < idx.length; k++) {
+          key[k] = value(e, t, idx[k]);
+          size += VALUE_OVERHEAD + Math.max(0, t.length(idx[k]));
+        }
+        return new OldRow.Key(TableRow.wrap(key, size));
+      default:
+        throw new IllegalStateException("unknown old tuple kind " + kind);
+    }
+  }
+
+  private static Object value(RelationCache.Entry e, TupleData t, int i) {
+    ValueCodec codec = e.codecs[i];
+    switch (t.kind(i)) {
+      case NULL:
+        return null;
+      case TEXT:
+        return codec.decodeText(t.buffer(), t.offset(i), t.length(i));
+      case BINARY:
+        return codec.decodeBinary(t.buffer(), t.offset(i), t.length(i));
+      case UNCHANGED_TOAST:
+      default:
+        throw new EtlException(
+            ErrorKind.INVALID_DATA,
+            "unexpected unchanged TOAST value in " + e.schema.name(),
+            "column " + e.schema.columns().get(i).name());
+    }
+  }
+
+  private static void checkWidth(RelationCache.Entry e, TupleData t, String what) {
+    if (t.columnCount() != e.codecs.length) {
+      throw new EtlException(
+          ErrorKind.REPLICATION_PROTOCOL_ERROR,
+          what
+              + " of "
+              + e.schema.name()
+              + " has "
+              + t.columnCount()
+              + " columns but its RELATION has "
+              + e.codecs.length,
+          "table oid " + e.table);
+    }
+  }
+}

@@ -1,0 +1,115 @@
+package org.pgetl.core.internal.apply;
+
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.store.ProgressKey;
+
+/**
+ * What distinguishes the apply worker's stream from a table-sync worker's catch-up stream: which
+ * tables it owns, where its progress is stored, and what it does at the hand-off points. The {@link
+ * ApplyLoop} calls these on its own thread.
+ */
+public interface StreamRole {
+
+  /**
+   * Returns a short description for logs, such as {@code apply} or {@code table sync of
+   * public.orders}.
+   *
+   * @return the description
+   */
+  String describe();
+
+  /**
+   * Returns where this stream's durable progress is stored.
+   *
+   * @return the progress key
+   */
+  ProgressKey progressKey();
+
+  /**
+   * Returns true when this stream applies changes of the table in a transaction with this commit
+   * LSN.
+   *
+   * @param table the table
+   * @param commitLsn the transaction's commit LSN
+   * @return whether the change is this stream's to deliver
+   */
+  boolean owns(TableId table, Lsn commitLsn);
+
+  /**
+   * Returns true when this stream delivers user logical messages (only the apply stream does, so
+   * that a message is delivered once).
+   *
+   * @return whether messages are delivered
+   */
+  boolean deliversMessages();
+
+  /**
+   * Called after each COMMIT, before its Commit event is batched. May block (the apply worker waits
+   * here for a table to catch up).
+   *
+   * @param commitEndLsn the commit's end LSN
+   * @param control the loop
+   */
+  void afterCommit(Lsn commitEndLsn, Control control);
+
+  /**
+   * Called after the durable point advanced (and was stored).
+   *
+   * @param durableLsn the new durable point
+   * @param control the loop
+   */
+  void afterDurable(Lsn durableLsn, Control control);
+
+  /**
+   * Called when the stream is idle: no open transaction, nothing buffered, in flight or waiting for
+   * durability.
+   *
+   * @param lastReceived the last LSN the server sent
+   * @param control the loop
+   */
+  void whenIdle(Lsn lastReceived, Control control);
+
+  /**
+   * Called once per loop iteration, for timers (due retries).
+   *
+   * @param control the loop
+   */
+  default void tick(Control control) {}
+
+  /**
+   * Returns true when this role needs every accepted write made durable now (the loop then sends an
+   * empty {@code REQUIRE_DURABLE} barrier).
+   *
+   * @param lastReceived the last LSN the server sent
+   * @return whether a barrier is wanted
+   */
+  default boolean wantsDurabilityBarrier(Lsn lastReceived) {
+    return false;
+  }
+
+  /** The loop, as a role sees it. */
+  interface Control {
+    /**
+     * Ends the stream after the current transaction: its last batch is sent with {@code
+     * REQUIRE_DURABLE}; {@link #finish()} must follow once the role is satisfied.
+     */
+    void completeAfterThisTransaction();
+
+    /** Marks the role's work done: the loop exits as completed once nothing is in flight. */
+    void finish();
+
+    /**
+     * Keeps the replication connection alive while the role blocks (sends a status update when one
+     * is due). Call it at least every few seconds while blocking.
+     */
+    void keepAlive();
+
+    /**
+     * Returns true when the loop must stop (shutdown, pause): a blocking role returns at once.
+     *
+     * @return whether to stop
+     */
+    boolean stopRequested();
+  }
+}

@@ -1,0 +1,82 @@
+package org.pgetl.core.internal.engine;
+
+import org.pgetl.core.internal.apply.StreamRole;
+import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.store.ProgressKey;
+import org.pgetl.store.TableState;
+
+/**
+ * The role of a table-sync worker's stream after the copy: apply the table's changes from the
+ * copy's consistent point until the position the apply worker asked for ({@code Catchup(lsn)}),
+ * then store {@code SyncDone} once that is durable.
+ */
+final class CatchupStreamRole implements StreamRole {
+  private final TableStates tables;
+  private final TableId table;
+  private final TableName name;
+
+  CatchupStreamRole(TableStates tables, TableId table, TableName name) {
+    this.tables = tables;
+    this.table = table;
+    this.name = name;
+  }
+
+  @Override
+  public String describe() {
+    return "table sync of " + name;
+  }
+
+  @Override
+  public ProgressKey progressKey() {
+    return ProgressKey.tableSync(table);
+  }
+
+  @Override
+  public boolean owns(TableId t, Lsn commitLsn) {
+    return table.equals(t);
+  }
+
+  @Override
+  public boolean deliversMessages() {
+    return false;
+  }
+
+  @Override
+  public void afterCommit(Lsn commitEndLsn, Control control) {
+    Lsn target = target();
+    if (target != null && commitEndLsn.compareTo(target) >= 0) {
+      control.completeAfterThisTransaction();
+    }
+  }
+
+  @Override
+  public void afterDurable(Lsn durableLsn, Control control) {
+    tryComplete(durableLsn, control);
+  }
+
+  @Override
+  public void whenIdle(Lsn lastReceived, Control control) {
+    tryComplete(lastReceived, control);
+  }
+
+  @Override
+  public boolean wantsDurabilityBarrier(Lsn lastReceived) {
+    Lsn target = target();
+    return target != null && lastReceived.compareTo(target) >= 0;
+  }
+
+  private void tryComplete(Lsn position, Control control) {
+    Lsn target = target();
+    if (target != null && position.compareTo(target) >= 0) {
+      tables.setAndStore(table, new TableState.SyncDone(position));
+      control.finish();
+    }
+  }
+
+  private Lsn target() {
+    return tables.get(table) instanceof TableState.Catchup c ? c.lsn() : null;
+  }
+}

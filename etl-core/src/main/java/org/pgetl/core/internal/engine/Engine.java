@@ -1,0 +1,544 @@
+package org.pgetl.core.internal.engine;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.pgetl.PipelineConfig;
+import org.pgetl.Shutdown;
+import org.pgetl.core.internal.pg.ApplicationNames;
+import org.pgetl.core.internal.pg.PgCatalog;
+import org.pgetl.core.internal.pg.PgConnector;
+import org.pgetl.core.internal.pg.PgErrors;
+import org.pgetl.core.internal.pg.SlotAdmin;
+import org.pgetl.core.internal.pg.SlotInfo;
+import org.pgetl.core.internal.pg.SlotNames;
+import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.model.TableSchema;
+import org.pgetl.store.PipelineStore;
+import org.pgetl.store.ProgressKey;
+import org.pgetl.store.TableState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running pipeline: prepares the table states at start, then a supervisor thread runs generations
+ * of workers (an apply worker and the table-sync workers it starts) as the destination's lifecycle
+ * asks — one generation while {@code active}, none while {@code paused} or after a drain, and a
+ * retirement that drops the slots and the state — until shutdown.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * Pausing, draining and shutting down all stop the current generation through its {@link
+ * StopSignal}: a pause discards buffered work ({@link StopSignal.Mode#DISCARD}), a drain or a
+ * shutdown flushes it ({@link StopSignal.Mode#DRAIN}); either way writes in flight may finish and
+ * their durable answers still advance progress, and the next generation starts from {@code
+ * max(stored progress, confirmed_flush_lsn)}. So a resume never delivers again what was already
+ * durable, and never skips what was discarded.
+ */
+public final class Engine {
+  private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+  private static final Duration SLOT_DROP_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The pipeline's phase, as {@link #phase()} reports it. */
+  public enum Phase {
+    /** Created, not started. */
+    CREATED,
+    /** Replicating. */
+    RUNNING,
+    /** Paused by the lifecycle: no intake, connections closed. */
+    PAUSED,
+    /** Drained by the lifecycle: idle. */
+    DRAINED,
+    /** Retired by the lifecycle: slots and state dropped. */
+    RETIRED,
+    /** Shutting down. */
+    STOPPING,
+    /** Stopped cleanly. */
+    STOPPED,
+    /** Stopped by a failure. */
+    FAILED
+  }
+
+  private final PipelineConfig config;
+  private final PipelineStore store;
+  private final Destination destination;
+  private final EngineMetrics metrics;
+  private final Shutdown shutdown;
+  private final PgConnector connector;
+  private final ErrorLog errors = new ErrorLog();
+  private final LifecycleTracker lifecycle;
+  private final Object lock = new Object();
+
+  private volatile Phase phase = Phase.CREATED;
+  private volatile Generation generation;
+  private volatile long lagBytes = -1;
+  private volatile Lsn serverWalEnd;
+  private Thread supervisor;
+  private final java.util.concurrent.CountDownLatch terminated =
+      new java.util.concurrent.CountDownLatch(1);
+  private EtlException shutdownFailure;
+
+  /** One apply worker and its table-sync workers. */
+  private static final class Generation {
+    final EngineContext ctx;
+    final Thread apply;
+
+    Generation(EngineContext ctx, Thread apply) {
+      this.ctx = ctx;
+      this.apply = apply;
+    }
+  }
+
+  /**
+   * Creates an engine.
+   *
+   * @param config the configuration
+   * @param store the store (scoped to the same pipeline id)
+   * @param destination the destination
+   * @param metrics where to report
+   * @param shutdown the pipeline's shutdown handle
+   */
+  public Engine(
+      PipelineConfig config,
+      PipelineStore store,
+      Destination destination,
+      EngineMetrics metrics,
+      Shutdown shutdown) {
+    this.config = config;
+    this.store = store;
+    this.destination = destination;
+    this.metrics = metrics;
+    this.shutdown = shutdown;
+    this.connector = new PgConnector(config.source());
+    this.lifecycle = new LifecycleTracker(config.pipelineId(), destination.name());
+  }
+
+  /**
+   * Starts the pipeline: checks the publication, prepares table states, sweeps leftover slots,
+   * starts the destination and the supervisor. Runs on the caller's thread.
+   *
+   * @throws EtlException when the source, the publication, the store or the destination fails
+   */
+  public void start() {
+    synchronized (lock) {
+      if (phase != Phase.CREATED) {
+        throw new EtlException(
+            ErrorKind.INVALID_STATE, "pipeline " + config.pipelineId() + " was already started");
+      }
+      phase = Phase.RUNNING;
+    }
+    try {
+      LifecycleState initial = readLifecycle();
+      if (initial == LifecycleState.RETIRED) {
+        retire();
+      } else {
+        prepareTables();
+      }
+      destination.startup(new Context());
+    } catch (RuntimeException e) {
+      phase = Phase.FAILED;
+      terminated.countDown();
+      throw e;
+    }
+    supervisor = new Thread(this::supervise, "pgetl-pipeline-" + config.pipelineId());
+    supervisor.setDaemon(false);
+    supervisor.start();
+  }
+
+  private void prepareTables() {
+    String pipelineId = config.pipelineId();
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
+      PgCatalog catalog = new PgCatalog(c);
+      catalog.requirePublication(config.publication());
+      List<TableId> published = catalog.publicationTables(config.publication());
+      if (published.isEmpty()) {
+        throw new EtlException(
+            ErrorKind.PUBLICATION_NOT_FOUND,
+            "publication " + config.publication() + " publishes no table",
+            "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
+      }
+      Map<TableId, TableState> states = store.loadTableStates();
+      Map<TableId, TableState> added = new LinkedHashMap<>();
+      for (TableId t : published) {
+        if (!states.containsKey(t)) {
+          added.put(t, TableState.INIT);
+        }
+      }
+      if (!added.isEmpty()) {
+        store.updateTableStates(added);
+        LOG.info(
+            "pipeline {}: {} new tables to copy: {}", pipelineId, added.size(), added.keySet());
+      }
+      Set<TableId> publishedSet = new HashSet<>(published);
+      SlotAdmin slots = new SlotAdmin(c);
+      for (TableId t : states.keySet()) {
+        if (!publishedSet.contains(t)) {
+          store.deleteTable(t);
+          slots.dropIfExists(SlotNames.tableSync(pipelineId, t), SLOT_DROP_TIMEOUT);
+          LOG.info(
+              "pipeline {}: table {} left the publication; its state is deleted", pipelineId, t);
+        }
+      }
+      // no table-sync slot outlives a process: every copy starts from scratch with a new one
+      for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
+        if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
+          slots.dropIfExists(s.slotName(), SLOT_DROP_TIMEOUT);
+          LOG.info("pipeline {}: dropped leftover table-sync slot {}", pipelineId, s.slotName());
+        }
+      }
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not prepare pipeline " + pipelineId);
+    }
+    store.loadTableStates();
+  }
+
+  // ---- supervisor
+
+  private void supervise() {
+    try {
+      while (true) {
+        LifecycleState wanted = pollLifecycle();
+        if (shutdown.isRequested()) {
+          break;
+        }
+        Generation g = generation;
+        if (g != null && !g.apply.isAlive()) {
+          // the apply worker ended by itself: a fatal failure, or a destination shutdown
+          stopGeneration(StopSignal.Mode.DRAIN);
+          if (errors.fatal() != null || shutdown.isRequested()) {
+            break;
+          }
+          g = null;
+        }
+        switch (wanted) {
+          case ACTIVE -> {
+            if (g == null && phase != Phase.RETIRED) {
+              startGeneration();
+            }
+          }
+          case PAUSED -> {
+            if (g != null) {
+              stopGeneration(StopSignal.Mode.DISCARD);
+              LOG.warn(
+                  "pipeline {}: paused; replication connections closed, slot {} kept (WAL is"
+                      + " retained)",
+                  config.pipelineId(),
+                  SlotNames.apply(config.pipelineId()));
+            }
+            phase = Phase.PAUSED;
+          }
+          case DRAINING -> {
+            if (g != null) {
+              boolean clean = stopGeneration(StopSignal.Mode.DRAIN);
+              if (clean) {
+                LOG.warn(
+                    "pipeline {}: drain complete (flushed out), connections released",
+                    config.pipelineId());
+              } else {
+                LOG.warn(
+                    "pipeline {}: drain ended through a failure: events after {} were NOT"
+                        + " delivered; set the destination active to read them again before"
+                        + " retiring it",
+                    config.pipelineId(),
+                    store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
+              }
+            }
+            phase = Phase.DRAINED;
+          }
+          case RETIRED -> {
+            if (phase != Phase.RETIRED) {
+              if (g != null) {
+                stopGeneration(StopSignal.Mode.DISCARD);
+              }
+              retire();
+            }
+          }
+        }
+        sampleLag();
+        if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
+          break;
+        }
+      }
+      phase = Phase.STOPPING;
+      stopGeneration(StopSignal.Mode.DRAIN);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      stopGeneration(StopSignal.Mode.DRAIN);
+    } catch (RuntimeException e) {
+      errors.fatal(EtlException.wrap(ErrorKind.WORKER_PANIC, "pipeline supervisor died", e));
+      stopGeneration(StopSignal.Mode.DRAIN);
+    } finally {
+      finish();
+    }
+  }
+
+  private void finish() {
+    try {
+      destination.shutdown();
+    } catch (RuntimeException e) {
+      shutdownFailure =
+          EtlException.wrap(
+              ErrorKind.DESTINATION_ERROR,
+              "destination " + destination.name() + " failed to shut down",
+              e);
+      errors.record(shutdownFailure);
+    }
+    phase = errors.fatal() != null ? Phase.FAILED : Phase.STOPPED;
+    LOG.info("pipeline {}: {}", config.pipelineId(), phase == Phase.FAILED ? "failed" : "stopped");
+    terminated.countDown();
+  }
+
+  private LifecycleState readLifecycle() {
+    try {
+      return lifecycle.apply(store.readLifecycle(destination.name()));
+    } catch (EtlException e) {
+      return lifecycle.readFailed(e);
+    }
+  }
+
+  private LifecycleState pollLifecycle() {
+    LifecycleState s = readLifecycle();
+    metrics.lifecycleState(s);
+    return s;
+  }
+
+  private void startGeneration() {
+    StopSignal stop = new StopSignal();
+    store.loadTableStates();
+    TableStates tables = new TableStates(store);
+    StreamSettings settings;
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+        CatalogSchemaResolver resolver =
+            new CatalogSchemaResolver(connector, ApplicationNames.catalog(config.pipelineId()))) {
+      settings = ApplyWorker.decide(config, new PgCatalog(c).serverVersion(), c, resolver);
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not read the source's settings");
+    } catch (EtlException e) {
+      if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+        throw e;
+      }
+      LOG.warn(
+          "pipeline {}: source not reachable ({}); retrying", config.pipelineId(), e.getMessage());
+      errors.record(e);
+      return;
+    }
+    EngineContext ctx =
+        new EngineContext(
+            config,
+            store,
+            destination,
+            metrics,
+            shutdown,
+            connector,
+            tables,
+            stop,
+            settings,
+            errors);
+    Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
+    apply.setDaemon(true);
+    generation = new Generation(ctx, apply);
+    phase = Phase.RUNNING;
+    apply.start();
+  }
+
+  /** Stops the current generation; returns true when nothing was left unanswered or failed. */
+  private boolean stopGeneration(StopSignal.Mode mode) {
+    Generation g = generation;
+    if (g == null) {
+      return true;
+    }
+    g.ctx.stop.request(mode);
+    joinUninterruptibly(g.apply);
+    g.ctx.pool.awaitAll();
+    generation = null;
+    return errors.fatal() == null;
+  }
+
+  private void retire() {
+    String pipelineId = config.pipelineId();
+    LOG.warn(
+        "pipeline {}: destination {} retired; dropping slots and state",
+        pipelineId,
+        destination.name());
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
+      SlotAdmin slots = new SlotAdmin(c);
+      slots.dropIfExists(SlotNames.apply(pipelineId), SLOT_DROP_TIMEOUT);
+      for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
+        slots.dropIfExists(s.slotName(), SLOT_DROP_TIMEOUT);
+      }
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not drop the slots of retired pipeline " + pipelineId);
+    }
+    store.deletePipelineState();
+    phase = Phase.RETIRED;
+  }
+
+  private void sampleLag() {
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text"
+                    + " FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, SlotNames.apply(config.pipelineId()));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          Lsn end = Lsn.parse(rs.getString(1));
+          String confirmed = rs.getString(2);
+          serverWalEnd = end;
+          lagBytes = confirmed == null ? -1 : end.bytesSince(Lsn.parse(confirmed));
+          if (lagBytes >= 0) {
+            metrics.lagBytes(lagBytes);
+          }
+        }
+      }
+    } catch (SQLException | EtlException e) {
+      LOG.debug("pipeline {}: lag sample failed: {}", config.pipelineId(), e.getMessage());
+    }
+  }
+
+  private static void joinUninterruptibly(Thread t) {
+    boolean interrupted = false;
+    while (t.isAlive()) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  // ---- termination and status
+
+  /**
+   * Waits until the pipeline stopped.
+   *
+   * @param timeout the longest wait
+   * @return true when it stopped
+   * @throws InterruptedException when interrupted
+   */
+  public boolean awaitTermination(Duration timeout) throws InterruptedException {
+    return terminated.await(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Returns the failure that stopped the pipeline, with the destination's shutdown failure and
+   * other workers' failures suppressed in it.
+   *
+   * @return the failure, or empty after a clean stop
+   */
+  public Optional<EtlException> failure() {
+    EtlException fatal = errors.fatal();
+    if (fatal == null) {
+      return Optional.ofNullable(shutdownFailure);
+    }
+    if (shutdownFailure != null && fatal != shutdownFailure) {
+      boolean already = false;
+      for (Throwable t : fatal.getSuppressed()) {
+        already |= t == shutdownFailure;
+      }
+      if (!already) {
+        fatal.addSuppressed(shutdownFailure);
+      }
+    }
+    return Optional.of(fatal);
+  }
+
+  /**
+   * Returns the phase.
+   *
+   * @return the phase
+   */
+  public Phase phase() {
+    return phase;
+  }
+
+  /**
+   * Returns the effective lifecycle state.
+   *
+   * @return the state
+   */
+  public LifecycleState lifecycleState() {
+    return lifecycle.state();
+  }
+
+  /**
+   * Returns the current states of the tables with their names when known.
+   *
+   * @return per table, its name (null when unknown) and state
+   */
+  public Map<TableId, Map.Entry<TableName, TableState>> tables() {
+    Generation g = generation;
+    Map<TableId, TableState> states = g != null ? g.ctx.tables.snapshot() : store.tableStates();
+    Map<TableId, Map.Entry<TableName, TableState>> out = new LinkedHashMap<>();
+    for (Map.Entry<TableId, TableState> e : states.entrySet()) {
+      TableName name = store.tableSchema(e.getKey(), Lsn.MAX).map(TableSchema::name).orElse(null);
+      out.put(e.getKey(), new java.util.AbstractMap.SimpleImmutableEntry<>(name, e.getValue()));
+    }
+    return out;
+  }
+
+  /**
+   * Returns the last sampled lag in bytes (server WAL end minus the slot's confirmed flush).
+   *
+   * @return the lag, or -1 when unknown
+   */
+  public long lagBytes() {
+    return lagBytes;
+  }
+
+  /**
+   * Returns the recent failures.
+   *
+   * @return the failures, oldest first
+   */
+  public List<EtlException> recentErrors() {
+    return new ArrayList<>(errors.recent());
+  }
+
+  /**
+   * Returns the pipeline's stored apply progress.
+   *
+   * @return the durable LSN of the apply stream
+   */
+  public Lsn applyLsn() {
+    return store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
+  }
+
+  private final class Context implements DestinationContext {
+    @Override
+    public String pipelineId() {
+      return config.pipelineId();
+    }
+
+    @Override
+    public DestinationTableMetadataStore tableMetadata() {
+      return store;
+    }
+
+    @Override
+    public void requestShutdown() {
+      shutdown.request();
+    }
+  }
+}

@@ -1,0 +1,56 @@
+package org.pgetl.core.internal.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.pgetl.error.EtlException;
+
+/** The failures of a pipeline's workers, in order, for its status and its termination. */
+public final class ErrorLog {
+  private static final int MAX = 50;
+  private final List<EtlException> errors = new ArrayList<>();
+  private EtlException fatal;
+
+  /**
+   * Records a failure a worker recovered from or recorded as a table error.
+   *
+   * @param e the failure
+   */
+  public synchronized void record(EtlException e) {
+    if (errors.size() == MAX) {
+      errors.remove(0);
+    }
+    errors.add(e);
+  }
+
+  /**
+   * Records a failure that stops the pipeline.
+   *
+   * @param e the failure
+   */
+  public synchronized void fatal(EtlException e) {
+    record(e);
+    if (fatal == null) {
+      fatal = e;
+    } else if (fatal != e) {
+      fatal.addSuppressed(e);
+    }
+  }
+
+  /**
+   * Returns the failure that stopped the pipeline.
+   *
+   * @return it, or null
+   */
+  public synchronized EtlException fatal() {
+    return fatal;
+  }
+
+  /**
+   * Returns the recent failures, oldest first.
+   *
+   * @return a copy
+   */
+  public synchronized List<EtlException> recent() {
+    return List.copyOf(errors);
+  }
+}

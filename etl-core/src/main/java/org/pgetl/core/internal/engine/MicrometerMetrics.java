@@ -1,0 +1,167 @@
+package org.pgetl.core.internal.engine;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.TableName;
+import org.pgetl.store.TableState;
+
+/**
+ * The Micrometer binding of {@link EngineMetrics}; loaded only when a registry is configured, so
+ * Micrometer stays an optional dependency. Names are documented in {@code docs/metrics.md}.
+ */
+final class MicrometerMetrics implements EngineMetrics {
+  private final MeterRegistry registry;
+  private final Tags tags;
+  private final Counter eventsDelivered;
+  private final Counter eventBytes;
+  private final Counter discarded;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicLong lag = new AtomicLong(-1);
+  private final Map<LifecycleState, AtomicInteger> lifecycle = new EnumMap<>(LifecycleState.class);
+  private final Map<String, Timer> latency = new ConcurrentHashMap<>();
+  private final Map<TableName, Counter> rows = new ConcurrentHashMap<>();
+  private final Map<TableName, Counter> rowBytes = new ConcurrentHashMap<>();
+  private final Map<TableName, Map<TableState.Type, AtomicInteger>> states =
+      new ConcurrentHashMap<>();
+
+  private MicrometerMetrics(MeterRegistry registry, String pipelineId, String destination) {
+    this.registry = registry;
+    this.tags = Tags.of("pipeline", pipelineId, "destination", destination);
+    this.eventsDelivered =
+        Counter.builder("pgetl.events.delivered")
+            .description("change events handed to the destination")
+            .tags(tags)
+            .register(registry);
+    this.eventBytes =
+        Counter.builder("pgetl.events.bytes")
+            .description("estimated size of the change events handed to the destination")
+            .baseUnit("bytes")
+            .tags(tags)
+            .register(registry);
+    this.discarded =
+        Counter.builder("pgetl.lifecycle.discarded.events")
+            .description(
+                "buffered events dropped by a pause or an abandoned write (read again later)")
+            .tags(tags)
+            .register(registry);
+    Gauge.builder("pgetl.writes.inflight", inFlight, AtomicInteger::get)
+        .description("writeEvents calls waiting for their answer")
+        .tags(tags)
+        .register(registry);
+    Gauge.builder("pgetl.replication.lag", lag, AtomicLong::get)
+        .description("server WAL end minus the apply slot's confirmed flush position (-1 unknown)")
+        .baseUnit("bytes")
+        .tags(tags)
+        .register(registry);
+    for (LifecycleState s : LifecycleState.values()) {
+      AtomicInteger v = new AtomicInteger(s == LifecycleState.ACTIVE ? 1 : 0);
+      lifecycle.put(s, v);
+      Gauge.builder("pgetl.destination.lifecycle.state", v, AtomicInteger::get)
+          .description("1 for the destination's current lifecycle state, 0 for the others")
+          .tags(tags.and("state", s.dbValue()))
+          .register(registry);
+    }
+  }
+
+  static EngineMetrics create(Object registry, String pipelineId, String destination) {
+    if (!(registry instanceof MeterRegistry r)) {
+      throw new EtlException(
+          ErrorKind.CONFIG_ERROR,
+          "meterRegistry must be an io.micrometer.core.instrument.MeterRegistry, was "
+              + registry.getClass().getName());
+    }
+    return new MicrometerMetrics(r, pipelineId, destination);
+  }
+
+  @Override
+  public void rowsCopied(TableName table, long n, long bytes) {
+    rows.computeIfAbsent(
+            table,
+            t ->
+                Counter.builder("pgetl.rows.copied")
+                    .description("rows of the initial copy handed to the destination")
+                    .tags(tags.and("table", t.toString()))
+                    .register(registry))
+        .increment(n);
+    rowBytes
+        .computeIfAbsent(
+            table,
+            t ->
+                Counter.builder("pgetl.rows.copied.bytes")
+                    .baseUnit("bytes")
+                    .tags(tags.and("table", t.toString()))
+                    .register(registry))
+        .increment(bytes);
+  }
+
+  @Override
+  public void eventsDelivered(long events, long bytes) {
+    eventsDelivered.increment(events);
+    eventBytes.increment(bytes);
+  }
+
+  @Override
+  public void batchLatency(String kind, long nanos) {
+    latency
+        .computeIfAbsent(
+            kind,
+            k ->
+                Timer.builder("pgetl.batch.latency")
+                    .description("time from handing a batch to the destination to its answer")
+                    .tags(tags.and("kind", k))
+                    .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void inFlight(int delta) {
+    inFlight.addAndGet(delta);
+  }
+
+  @Override
+  public void eventsDiscarded(long events) {
+    discarded.increment(events);
+  }
+
+  @Override
+  public void lagBytes(long bytes) {
+    lag.set(bytes);
+  }
+
+  @Override
+  public void tableState(TableName table, TableState.Type state) {
+    Map<TableState.Type, AtomicInteger> gauges =
+        states.computeIfAbsent(
+            table,
+            t -> {
+              Map<TableState.Type, AtomicInteger> m = new EnumMap<>(TableState.Type.class);
+              for (TableState.Type type : TableState.Type.values()) {
+                AtomicInteger v = new AtomicInteger();
+                m.put(type, v);
+                Gauge.builder("pgetl.table.state", v, AtomicInteger::get)
+                    .description("1 for the table's current state, 0 for the others")
+                    .tags(tags.and("table", t.toString(), "state", type.name().toLowerCase()))
+                    .register(registry);
+              }
+              return m;
+            });
+    gauges.forEach((type, v) -> v.set(type == state ? 1 : 0));
+  }
+
+  @Override
+  public void lifecycleState(LifecycleState state) {
+    lifecycle.forEach((s, v) -> v.set(s == state ? 1 : 0));
+  }
+}
