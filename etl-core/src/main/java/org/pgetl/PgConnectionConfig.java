@@ -539,6 +539,40 @@ public final class PgConnectionConfig {
     return "postgresql://" + h + ":" + port + "/" + database;
   }
 
+  /**
+   * Returns a pgjdbc URL of this configuration, with the TLS and socket settings but without the
+   * user and password (give those as connection properties).
+   *
+   * @return a URL such as {@code jdbc:postgresql://host:5432/db?sslmode=verify-full&...}
+   */
+  public String jdbcUrl() {
+    String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+    StringBuilder url =
+        new StringBuilder("jdbc:postgresql://")
+            .append(h)
+            .append(':')
+            .append(port)
+            .append('/')
+            .append(
+                java.net.URLEncoder.encode(database, StandardCharsets.UTF_8).replace("+", "%20"));
+    url.append("?sslmode=").append(sslMode.libpqName());
+    appendPath(url, "sslrootcert", sslRootCert);
+    appendPath(url, "sslcert", sslCert);
+    appendPath(url, "sslkey", sslKey);
+    url.append("&connectTimeout=").append(Math.max(1, connectTimeout.toSeconds()));
+    url.append("&tcpKeepAlive=").append(tcpKeepAlive);
+    return url.toString();
+  }
+
+  private static void appendPath(StringBuilder url, String name, Path path) {
+    if (path != null) {
+      url.append('&')
+          .append(name)
+          .append('=')
+          .append(java.net.URLEncoder.encode(path.toString(), StandardCharsets.UTF_8));
+    }
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof PgConnectionConfig c

@@ -870,6 +870,17 @@ public final class PostgresStore implements PipelineStore {
 
     // Seam for connection settings given as one object: a
     // connection(org.pgetl.PgConnectionConfig) method sets all three through this one.
+    /**
+     * Sets the store's database, role and password from a connection configuration (for example the
+     * pipeline's source, to keep the store in the source database).
+     *
+     * @param connection the connection settings (TLS included)
+     * @return this builder
+     */
+    public Builder connection(org.pgetl.PgConnectionConfig connection) {
+      return connectionSettings(connection.jdbcUrl(), connection.user(), connection.password());
+    }
+
     Builder connectionSettings(String jdbcUrl, String user, String password) {
       this.jdbcUrl = jdbcUrl;
       this.user = user;
