@@ -430,6 +430,9 @@ class TypeMatrixIT {
       byColumn.put(COLUMNS.get(i).type(), registry.typeInfo(oids[i]));
     }
     assertThat(byColumn.get("mood").kind()).isEqualTo(TypeKind.ENUM);
+    assertThat(byColumn.get("mood").category()).isEqualTo('E');
+    assertThat(byColumn.get("complex").category()).isEqualTo('C');
+    assertThat(byColumn.get("numeric").category()).isEqualTo('N');
     assertThat(byColumn.get("mood").name()).isEqualTo("codec_matrix.mood");
     TypeInfo complex = byColumn.get("complex");
     assertThat(complex.kind()).isEqualTo(TypeKind.COMPOSITE);
