@@ -18,6 +18,7 @@ final class CatalogQuery {
   private static final String TYPES =
       """
       SELECT t.oid::int8, n.nspname, t.typname, t.typtype, t.typelem::int8, t.typdelim,
+             t.typcategory,
              t.typbasetype::int8, t.typrelid::int8, t.typsend <> 0, %s,
              coalesce(r.rngsubtype, 0)::int8, %s
         FROM pg_catalog.pg_type t
@@ -58,12 +59,14 @@ final class CatalogQuery {
           r.elem = (int) rs.getLong(5);
           String delim = rs.getString(6);
           r.delim = delim == null || delim.isEmpty() ? ',' : delim.charAt(0);
-          r.base = (int) rs.getLong(7);
-          r.relid = (int) rs.getLong(8);
-          r.hasSend = rs.getBoolean(9);
-          r.isArray = rs.getBoolean(10);
-          r.subtype = (int) rs.getLong(11);
-          r.rangeOf = (int) rs.getLong(12);
+          String category = rs.getString(7);
+          r.category = category == null || category.isEmpty() ? 'X' : category.charAt(0);
+          r.base = (int) rs.getLong(8);
+          r.relid = (int) rs.getLong(9);
+          r.hasSend = rs.getBoolean(10);
+          r.isArray = rs.getBoolean(11);
+          r.subtype = (int) rs.getLong(12);
+          r.rangeOf = (int) rs.getLong(13);
           rows.put(r.oid, r);
         }
       }
@@ -104,6 +107,7 @@ final class CatalogQuery {
               r.oid,
               r.name,
               kind,
+              r.category,
               kind == TypeKind.ARRAY ? r.elem : 0,
               r.delim,
               kind == TypeKind.DOMAIN ? r.base : 0,
@@ -132,6 +136,7 @@ final class CatalogQuery {
     char typtype;
     int elem;
     char delim;
+    char category;
     int base;
     int relid;
     boolean hasSend;

@@ -10,6 +10,10 @@ import org.pgetl.model.TableRow;
  * {@code CopyOut.readFromCopy()} hands them out: the server sends one message per row, in the
  * binary format the file header comes with the first row and the trailer alone in the last message.
  * A parser belongs to one COPY and one thread.
+ *
+ * <p>When a parse fails, the caller must end the COPY ({@code CopyOut.cancelCopy()}) before it uses
+ * the connection again: pgjdbc keeps the connection locked while a COPY is active, and the next
+ * statement would wait forever.
  */
 public abstract sealed class CopyRowParser permits CopyTextParser, CopyBinaryParser {
   final ValueCodec[] codecs;

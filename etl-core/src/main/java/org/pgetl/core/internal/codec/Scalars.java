@@ -386,6 +386,7 @@ final class Scalars {
   /**
    * The one-byte "char" type. Its output is the byte itself, nothing for a zero byte, and (since
    * PostgreSQL 15) {@code \ooo} for a byte with the high bit set; the binary form is the raw byte.
+   * A high-bit byte always decodes to its {@code \ooo} form, whatever the server's version.
    */
   static final class Char extends ValueCodec {
     Char(String label) {
@@ -399,6 +400,10 @@ final class Scalars {
 
     @Override
     Object text(byte[] b, int off, int len) {
+      if (len == 1 && b[off] < 0) {
+        // PostgreSQL 14 and older print a high-bit byte raw: read it as later versions print it
+        return binary(b, off, len);
+      }
       return Bytes.utf8(b, off, len);
     }
 

@@ -9,6 +9,8 @@ import java.util.Objects;
  * @param oid the type's oid
  * @param name the type's name ({@code pg_type.typname}), schema-qualified for non-built-in types
  * @param kind the shape of the type
+ * @param category the type's category ({@code pg_type.typcategory}: {@code N} numeric, {@code S}
+ *     string, {@code D} date/time, {@code A} array, {@code U} user-defined, ...)
  * @param elementOid the element type of an array, 0 otherwise
  * @param delimiter the array delimiter of this type when it is an array element ({@code typdelim})
  * @param baseTypeOid the base type of a domain, 0 otherwise
@@ -22,6 +24,7 @@ public record TypeInfo(
     int oid,
     String name,
     TypeKind kind,
+    char category,
     int elementOid,
     char delimiter,
     int baseTypeOid,
@@ -48,6 +51,7 @@ public record TypeInfo(
         oid,
         "unknown type " + Integer.toUnsignedString(oid),
         TypeKind.UNKNOWN,
+        'X',
         0,
         ',',
         0,

@@ -326,25 +326,35 @@ public final class TypeRegistry {
     Map<Integer, TypeInfo> map = new HashMap<>();
     for (String line : BuiltinTypes.TABLE.split("\n")) {
       String[] f = line.trim().split(" ");
-      if (f.length < 4) {
+      if (f.length < 5) {
         continue;
       }
       int oid = Integer.parseInt(f[0]);
       String name = f[1];
       int ref = Integer.parseInt(f[3]);
-      char delim = f.length > 4 ? f[4].charAt(0) : ',';
-      TypeInfo t =
+      char category = f[4].charAt(0);
+      char delim = f.length > 5 ? f[5].charAt(0) : ',';
+      TypeKind kind =
           switch (f[2]) {
-            case "A" ->
-                new TypeInfo(oid, name, TypeKind.ARRAY, ref, delim, 0, 0, 0, List.of(), true);
-            case "r" ->
-                new TypeInfo(oid, name, TypeKind.RANGE, 0, delim, 0, ref, 0, List.of(), true);
-            case "m" ->
-                new TypeInfo(oid, name, TypeKind.MULTIRANGE, 0, delim, 0, 0, ref, List.of(), true);
-            case "p" ->
-                new TypeInfo(oid, name, TypeKind.PSEUDO, 0, delim, 0, 0, 0, List.of(), oid == 2249);
-            default -> new TypeInfo(oid, name, TypeKind.BASE, 0, delim, 0, 0, 0, List.of(), true);
+            case "A" -> TypeKind.ARRAY;
+            case "r" -> TypeKind.RANGE;
+            case "m" -> TypeKind.MULTIRANGE;
+            case "p" -> TypeKind.PSEUDO;
+            default -> TypeKind.BASE;
           };
+      TypeInfo t =
+          new TypeInfo(
+              oid,
+              name,
+              kind,
+              category,
+              kind == TypeKind.ARRAY ? ref : 0,
+              delim,
+              0,
+              kind == TypeKind.RANGE ? ref : 0,
+              kind == TypeKind.MULTIRANGE ? ref : 0,
+              List.of(),
+              kind != TypeKind.PSEUDO || oid == 2249);
       map.put(oid, t);
     }
     return Map.copyOf(map);

@@ -43,7 +43,7 @@ class CodecRandomBytesTest {
     List<Integer> oids = new ArrayList<>();
     for (String line : BuiltinTypes.TABLE.split("\n")) {
       String[] f = line.trim().split(" ");
-      if (f.length >= 4) {
+      if (f.length >= 5) {
         oids.add(Integer.parseInt(f[0]));
       }
     }

@@ -4,30 +4,34 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.Properties;
+import org.pgetl.testkit.EmbeddedPostgres;
+import org.pgetl.testkit.PostgresServer;
 
 /**
- * Where the codec ITs get their PostgreSQL: the one place to change when they move to the testkit.
- * Today: the JDBC URL in the environment variable {@value #URL_VARIABLE} (for example {@code
- * jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}); the ITs fail, saying so, when it is
- * not set.
+ * Where the codec ITs find PostgreSQL: a database of their own on the testkit's shared server
+ * ({@code PGETL_TEST_DATABASE_URL} selects an external server instead).
  */
 final class CodecTestDatabase {
-  static final String URL_VARIABLE = "PGETL_TEST_DATABASE_URL";
+  private static final String DATABASE = "pgetl_codec_it";
+  private static volatile boolean created;
 
   private CodecTestDatabase() {}
 
   /** Opens a connection with the codec session settings ({@link CodecSession}). */
   static Connection connect() throws SQLException {
-    String url = System.getenv(URL_VARIABLE);
-    if (url == null || url.isBlank()) {
-      throw new IllegalStateException(
-          "the codec ITs need a PostgreSQL server: set "
-              + URL_VARIABLE
-              + " to its JDBC URL, e.g. jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres");
+    PostgresServer server = EmbeddedPostgres.shared();
+    synchronized (CodecTestDatabase.class) {
+      if (!created) {
+        server.dropDatabase(DATABASE);
+        server.createDatabase(DATABASE);
+        created = true;
+      }
     }
     Properties props = new Properties();
+    props.setProperty("user", server.superuser());
+    props.setProperty("password", server.password());
     // text results for getString, so that it returns exactly the server's output
     props.setProperty("binaryTransfer", "false");
-    return DriverManager.getConnection(url, CodecSession.applyTo(props));
+    return DriverManager.getConnection(server.jdbcUrl(DATABASE), CodecSession.applyTo(props));
   }
 }

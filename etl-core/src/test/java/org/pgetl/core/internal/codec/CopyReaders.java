@@ -36,14 +36,21 @@ final class CopyReaders {
     CopyRowParser parser = CopyRowParser.create(binary, codecs);
     CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
     List<Object[]> rows = new ArrayList<>();
-    byte[] message;
-    while ((message = out.readFromCopy()) != null) {
-      Object[] row = parser.parseRow(message, 0, message.length);
-      if (row != null) {
-        rows.add(row);
+    try {
+      byte[] message;
+      while ((message = out.readFromCopy()) != null) {
+        Object[] row = parser.parseRow(message, 0, message.length);
+        if (row != null) {
+          rows.add(row);
+        }
+      }
+      parser.finish();
+    } finally {
+      if (out.isActive()) {
+        // a COPY left open holds the connection: every later statement would wait forever
+        out.cancelCopy();
       }
     }
-    parser.finish();
     return rows;
   }
 }

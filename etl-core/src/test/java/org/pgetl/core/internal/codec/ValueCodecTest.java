@@ -231,6 +231,9 @@ class ValueCodecTest {
     assertThat(bin(18, "00")).isEqualTo("");
     assertThat(bin(18, "61")).isEqualTo("a");
     assertThat(text(18, "\\303")).isEqualTo("\\303");
+    // PostgreSQL 14 prints the raw byte: the same Java value
+    byte[] raw = {(byte) 0xC3};
+    assertThat(registry.codec(18).decodeText(raw, 0, 1)).isEqualTo("\\303");
   }
 
   @Test
@@ -334,15 +337,17 @@ class ValueCodecTest {
     int mood = 70_001;
     int complex = 70_002;
     int moodArray = 70_003;
-    r.register(new TypeInfo(mood, "public.mood", TypeKind.ENUM, 0, ',', 0, 0, 0, List.of(), true));
+    r.register(
+        new TypeInfo(mood, "public.mood", TypeKind.ENUM, 'E', 0, ',', 0, 0, 0, List.of(), true));
     r.register(
         new TypeInfo(
-            moodArray, "public._mood", TypeKind.ARRAY, mood, ',', 0, 0, 0, List.of(), true));
+            moodArray, "public._mood", TypeKind.ARRAY, 'A', mood, ',', 0, 0, 0, List.of(), true));
     r.register(
         new TypeInfo(
             complex,
             "public.complex",
             TypeKind.COMPOSITE,
+            'C',
             0,
             ',',
             0,
@@ -377,7 +382,17 @@ class ValueCodecTest {
     TypeRegistry other = new TypeRegistry();
     other.register(
         new TypeInfo(
-            complex, "public.complex", TypeKind.COMPOSITE, 0, ',', 0, 0, 0, List.of(701), true));
+            complex,
+            "public.complex",
+            TypeKind.COMPOSITE,
+            'C',
+            0,
+            ',',
+            0,
+            0,
+            0,
+            List.of(701),
+            true));
     byte[] unknownField = HexFormat.of().parseHex("00000001" + "00011171" + "00000001" + "61");
     assertThatThrownBy(() -> other.codec(complex).decodeBinary(unknownField, 0, 4 + 9))
         .isInstanceOf(EtlException.class);
@@ -464,5 +479,22 @@ class ValueCodecTest {
     b[p + 2] = (byte) (v >> 8);
     b[p + 3] = (byte) v;
     return p + 4;
+  }
+
+  @Test
+  void builtinTypesAreKnownStatically() {
+    TypeInfo numeric = registry.typeInfo(1700);
+    assertThat(numeric.name()).isEqualTo("numeric");
+    assertThat(numeric.kind()).isEqualTo(TypeKind.BASE);
+    assertThat(numeric.category()).isEqualTo('N');
+    assertThat(registry.typeInfo(1020).elementOid()).isEqualTo(603);
+    assertThat(registry.typeInfo(603).delimiter()).isEqualTo(';');
+    assertThat(registry.typeInfo(3910).rangeSubtypeOid()).isEqualTo(1184);
+    assertThat(registry.typeInfo(4534).rangeOid()).isEqualTo(3910);
+    assertThat(TypeRegistry.isBuiltin(2249)).isTrue();
+    assertThat(TypeRegistry.isBuiltin(16_384)).isFalse();
+    assertThat(registry.typeInfo(16_384).label()).isEqualTo("unknown type 16384");
+    assertThatThrownBy(() -> registry.register(numeric))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 }
