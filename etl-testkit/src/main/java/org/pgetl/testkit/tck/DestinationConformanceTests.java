@@ -115,6 +115,9 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   private DestinationContext context;
   private Driver driver;
 
+  /** Creates the kit; JUnit instantiates the subclass once per test. */
+  protected DestinationConformanceTests() {}
+
   /**
    * Creates the destination under test, over fresh, empty storage. Called once per test.
    *
