@@ -1,0 +1,191 @@
+package org.pgetl.testkit.destination;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.EventSequenceKey;
+import org.pgetl.model.IdentityKind;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
+
+/**
+ * The materialised contents of one table in a {@link RecordingDestination}, with its deduplication
+ * state. Not thread-safe: the recording guards it with its lock.
+ *
+ * <p>Rows are stored by key: the identity columns' values for a table with a primary key or a
+ * replica identity index; every value for a table without one (FULL or NOTHING), where the same row
+ * may then occur several times (a count per distinct row).
+ */
+final class TableContents {
+  /** One stored row and how many times it occurs (always 1 for a keyed table). */
+  static final class Entry {
+    final Object[] values;
+    int count;
+
+    Entry(Object[] values, int count) {
+      this.values = values;
+      this.count = count;
+    }
+  }
+
+  final TableId id;
+
+  /** The layout of the stored rows; null until the table's first write. */
+  ReplicatedTableSchema schema;
+
+  /** The sequence key of the event that set {@link #schema}, or null when a copy or drop did. */
+  EventSequenceKey schemaKey;
+
+  /** The greatest sequence key of an event applied to the table since its last drop. */
+  EventSequenceKey appliedKey;
+
+  /** The copy attempt whose batches arrive now; null before the first batch after a drop. */
+  UUID currentAttempt;
+
+  /** Whether dropTableForCopy was called at least once. */
+  boolean dropped;
+
+  /** The batch ids of the current copy attempt. */
+  final Set<TableCopyBatchId> attemptBatches = new HashSet<>();
+
+  int drops;
+  int finishes;
+
+  private final Map<List<Object>, Entry> rows = new LinkedHashMap<>();
+
+  TableContents(TableId id) {
+    this.id = id;
+  }
+
+  boolean keyed() {
+    return keyed(schema);
+  }
+
+  private static boolean keyed(ReplicatedTableSchema s) {
+    return s != null
+        && (s.identity() == IdentityKind.PRIMARY_KEY || s.identity() == IdentityKind.INDEX)
+        && s.identityColumnIndexes().length > 0;
+  }
+
+  /** Returns the key of a full row under the current layout. */
+  List<Object> keyOf(Object[] values) {
+    if (!keyed()) {
+      return Rows.row(values);
+    }
+    int[] idx = schema.identityColumnIndexes();
+    Object[] key = new Object[idx.length];
+    for (int i = 0; i < idx.length; i++) {
+      key[i] = values[idx[i]];
+    }
+    return Rows.row(key);
+  }
+
+  /**
+   * Makes {@code s} the layout of the table, reshaping stored rows by column name when the columns
+   * or the identity change: a new column reads null, a dropped column's values go away.
+   *
+   * @return true when the stored rows were reshaped
+   */
+  boolean adopt(ReplicatedTableSchema s) {
+    if (schema == null || rows.isEmpty()) {
+      schema = s;
+      return false;
+    }
+    if (s.equals(schema)) {
+      return false;
+    }
+    ReplicatedTableSchema old = schema;
+    schema = s;
+    if (columnNames(old).equals(columnNames(s))
+        && old.identity() == s.identity()
+        && Arrays.equals(old.identityColumnIndexes(), s.identityColumnIndexes())) {
+      return false;
+    }
+    int[] from = new int[s.columnCount()];
+    for (int i = 0; i < from.length; i++) {
+      from[i] = old.indexOf(s.columns().get(i).name());
+    }
+    List<Entry> entries = new ArrayList<>(rows.values());
+    rows.clear();
+    for (Entry e : entries) {
+      Object[] values = new Object[from.length];
+      for (int i = 0; i < from.length; i++) {
+        values[i] = from[i] < 0 ? null : e.values[from[i]];
+      }
+      for (int c = 0; c < e.count; c++) {
+        insert(values);
+      }
+    }
+    return true;
+  }
+
+  static List<String> columnNames(ReplicatedTableSchema s) {
+    List<String> names = new ArrayList<>(s.columnCount());
+    for (ColumnSchema c : s.columns()) {
+      names.add(c.name());
+    }
+    return names;
+  }
+
+  /** Inserts a row: replaces the row of the same key (keyed), or adds one occurrence. */
+  void insert(Object[] values) {
+    List<Object> key = keyOf(values);
+    if (keyed()) {
+      rows.put(key, new Entry(values, 1));
+    } else {
+      Entry e = rows.get(key);
+      if (e == null) {
+        rows.put(key, new Entry(values, 1));
+      } else {
+        e.count++;
+      }
+    }
+  }
+
+  Entry find(List<Object> key) {
+    return rows.get(key);
+  }
+
+  /** Removes one occurrence of the row with this key; false when there is none. */
+  boolean removeOne(List<Object> key) {
+    Entry e = rows.get(key);
+    if (e == null) {
+      return false;
+    }
+    if (--e.count == 0) {
+      rows.remove(key);
+    }
+    return true;
+  }
+
+  void clearRows() {
+    rows.clear();
+  }
+
+  int rowCount() {
+    int n = 0;
+    for (Entry e : rows.values()) {
+      n += e.count;
+    }
+    return n;
+  }
+
+  /** Returns every row (occurrences repeated), sorted by {@link Rows#order()}. */
+  List<List<Object>> sortedRows() {
+    List<List<Object>> out = new ArrayList<>(rows.size());
+    for (Entry e : rows.values()) {
+      List<Object> row = Rows.row(e.values);
+      for (int c = 0; c < e.count; c++) {
+        out.add(row);
+      }
+    }
+    return Rows.sorted(out);
+  }
+}
