@@ -57,6 +57,7 @@ final class TableSyncWorker {
   private final int priorAttempts;
   private final String pipelineId;
   private final String slotName;
+  private boolean completed;
 
   TableSyncWorker(EngineContext ctx, TableId table, int priorAttempts) {
     this.ctx = ctx;
@@ -85,6 +86,19 @@ final class TableSyncWorker {
               "table-sync worker of table " + table + " died",
               e.toString(),
               e));
+    } finally {
+      if (!completed) {
+        // every later attempt copies from scratch with a new slot: this one would only hold WAL
+        dropSlotQuietly();
+      }
+    }
+  }
+
+  private void dropSlotQuietly() {
+    try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table))) {
+      new SlotAdmin(c).dropIfExists(slotName, SLOT_DROP_TIMEOUT);
+    } catch (EtlException | java.sql.SQLException e) {
+      LOG.debug("pipeline {}: slot {} not dropped now: {}", pipelineId, slotName, e.getMessage());
     }
   }
 
@@ -126,7 +140,6 @@ final class TableSyncWorker {
     }
     ReplicationConnection repl =
         ctx.connector.openReplication(ApplicationNames.tableSync(pipelineId, table));
-    boolean completed = false;
     try {
       // 5. the slot and its snapshot
       CreatedSlot slot = repl.createSlot(slotName, SnapshotMode.USE_SNAPSHOT);
