@@ -31,11 +31,6 @@ class PostgresStorePipelineIT extends PipelineSuite {
     return newStore(db, old.pipelineId());
   }
 
-  @Override
-  protected boolean runsHeavyTests() {
-    return false;
-  }
-
   @AfterEach
   void closeStores() {
     opened.forEach(PostgresStore::close);
