@@ -176,11 +176,12 @@ public final class ApplyLoop {
       }
       maybeDispatch(caughtUp, stopMode);
       maybeBarrier();
+      // while writes are in flight the next batch keeps filling, up to its size limit: memory
+      // stays bounded by (in-flight writes + 1) batches
       boolean canRead =
           stopMode == StopSignal.Mode.NONE
               && !completing
               && !finished
-              && !window.isFull()
               && bufferBytes < env.config().batchMaxBytes();
       if (canRead) {
         long wait =

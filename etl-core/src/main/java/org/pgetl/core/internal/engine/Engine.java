@@ -56,6 +56,7 @@ import org.slf4j.LoggerFactory;
 public final class Engine {
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration SLOT_DROP_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration RETAINED_WARNING_EVERY = Duration.ofMinutes(1);
 
   /** The pipeline's phase, as {@link #phase()} reports it. */
   public enum Phase {
@@ -230,6 +231,7 @@ public final class Engine {
         }
         switch (wanted) {
           case ACTIVE -> {
+            lastRetainedWarning = 0;
             if (g == null && phase != Phase.RETIRED) {
               startGeneration();
             }
@@ -244,6 +246,7 @@ public final class Engine {
                   SlotNames.apply(config.pipelineId()));
             }
             phase = Phase.PAUSED;
+            warnRetainedWal();
           }
           case DRAINING -> {
             if (g != null) {
@@ -389,6 +392,24 @@ public final class Engine {
     }
     store.deletePipelineState();
     phase = Phase.RETIRED;
+  }
+
+  private long lastRetainedWarning;
+
+  /** While paused, the slot retains WAL: say how much, every {@link #RETAINED_WARNING_EVERY}. */
+  private void warnRetainedWal() {
+    long now = System.nanoTime();
+    if (lastRetainedWarning != 0 && now - lastRetainedWarning < RETAINED_WARNING_EVERY.toNanos()) {
+      return;
+    }
+    lastRetainedWarning = now;
+    sampleLag();
+    LOG.warn(
+        "pipeline {}: paused; slot {} retains {} bytes of WAL (resume, or retire the destination to"
+            + " release it)",
+        config.pipelineId(),
+        SlotNames.apply(config.pipelineId()),
+        lagBytes < 0 ? "an unknown number of" : Long.toString(lagBytes));
   }
 
   private void sampleLag() {
