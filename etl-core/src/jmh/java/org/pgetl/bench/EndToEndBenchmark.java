@@ -1,0 +1,378 @@
+package org.pgetl.bench;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.Pipeline;
+import org.pgetl.PipelineConfig;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.model.Event;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.store.MemoryStore;
+import org.pgetl.store.TableState;
+import org.pgetl.testkit.EmbeddedPostgres;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyOut;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+
+/**
+ * The end-to-end harness: pgetl against pgjdbc alone on the same embedded server, in one run, so
+ * that the ratios hold however noisy the machine is.
+ *
+ * <ul>
+ *   <li><b>copy</b>: a 1M-row, 6-column table; pgjdbc alone reads {@code COPY ... TO STDOUT (FORMAT
+ *       binary)} on one connection; pgetl copies it into a destination that answers durable at
+ *       once, with its default 4 copy connections, until every row arrived;
+ *   <li><b>streaming</b>: one transaction of 500k inserts; pgjdbc alone reads the raw pgoutput
+ *       stream of a slot up to the commit; pgetl (stopped during the insert, then started) delivers
+ *       it to the destination up to the commit;
+ *   <li><b>latency</b>: single-row inserts on an idle running pipeline, from sending the INSERT to
+ *       the event reaching the destination.
+ * </ul>
+ *
+ * <p>Run: {@code mvn -B -q -pl etl-core -am -Pjmh package -DskipTests} then {@code java -cp
+ * etl-core/target/etl-core-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}.
+ */
+public final class EndToEndBenchmark {
+  private static final int COPY_ROWS = 1_000_000;
+  private static final int STREAM_ROWS = 500_000;
+  private static final int LATENCY_SAMPLES = 300;
+
+  private EndToEndBenchmark() {}
+
+  /**
+   * Runs the harness.
+   *
+   * @param args the number of rounds (default 3)
+   * @throws Exception on failure
+   */
+  public static void main(String[] args) throws Exception {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
+    try (EmbeddedPostgres pg =
+        EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s").start()) {
+      pg.createDatabase("bench");
+      PgConnectionConfig source =
+          PgConnectionConfig.builder()
+              .host(pg.host())
+              .port(pg.port())
+              .database("bench")
+              .user(pg.superuser())
+              .password(pg.password())
+              .build();
+      try (Connection c = connect(pg, "bench")) {
+        exec(
+            c,
+            "CREATE TABLE bench_copy (id int8 PRIMARY KEY, qty int4, name text, price numeric(12,2),"
+                + " created timestamptz, attrs jsonb)",
+            "INSERT INTO bench_copy SELECT g, g % 500, 'customer ' || g || ' of the benchmark',"
+                + " g * 1.25, '2024-01-01'::timestamptz + g * interval '1 second',"
+                + " jsonb_build_object('tier', 'gold', 'score', g % 97)"
+                + " FROM generate_series(1, "
+                + COPY_ROWS
+                + ") g",
+            "VACUUM ANALYZE bench_copy",
+            "CREATE TABLE bench_stream (id int8 PRIMARY KEY, qty int4, name text,"
+                + " price numeric(12,2), created timestamptz, attrs jsonb)",
+            "CREATE TABLE bench_latency (id int8 PRIMARY KEY, v text)",
+            "CREATE PUBLICATION pub_copy FOR TABLE bench_copy",
+            "CREATE PUBLICATION pub_stream FOR TABLE bench_stream, bench_latency");
+      }
+      List<Double> rawCopy = new ArrayList<>();
+      List<Double> etlCopy = new ArrayList<>();
+      List<Double> rawStream = new ArrayList<>();
+      List<Double> etlStream = new ArrayList<>();
+      for (int r = 0; r < rounds; r++) {
+        rawCopy.add(rawCopy(pg));
+        etlCopy.add(pgetlCopy(source, "copy" + r));
+        double[] s = streaming(pg, source, "stream" + r);
+        rawStream.add(s[0]);
+        etlStream.add(s[1]);
+        System.out.printf(
+            Locale.ROOT,
+            "round %d: copy raw %.0f rows/s, pgetl %.0f rows/s; streaming raw %.0f rows/s,"
+                + " pgetl %.0f rows/s%n",
+            r + 1,
+            rawCopy.get(r),
+            etlCopy.get(r),
+            rawStream.get(r),
+            etlStream.get(r));
+      }
+      double[] latency = latency(pg, source);
+      System.out.println();
+      System.out.printf(
+          Locale.ROOT,
+          "copy (1M rows, 6 columns):   pgjdbc alone %s rows/s, pgetl %s rows/s, ratio %.2f%n",
+          fmt(median(rawCopy)),
+          fmt(median(etlCopy)),
+          median(etlCopy) / median(rawCopy));
+      System.out.printf(
+          Locale.ROOT,
+          "streaming (500k-row tx):     pgjdbc alone %s rows/s, pgetl %s rows/s, ratio %.2f%n",
+          fmt(median(rawStream)),
+          fmt(median(etlStream)),
+          median(etlStream) / median(rawStream));
+      System.out.printf(
+          Locale.ROOT,
+          "latency (single-row insert): median %.2f ms, p90 %.2f ms over %d inserts%n",
+          latency[0],
+          latency[1],
+          LATENCY_SAMPLES);
+    }
+  }
+
+  // ---- copy
+
+  private static double rawCopy(EmbeddedPostgres pg) throws SQLException {
+    try (Connection c = connect(pg, "bench")) {
+      long start = System.nanoTime();
+      CopyOut out =
+          c.unwrap(PGConnection.class)
+              .getCopyAPI()
+              .copyOut("COPY bench_copy TO STDOUT (FORMAT binary)");
+      long rows = -1; // the last message is the trailer
+      while (out.readFromCopy() != null) {
+        rows++;
+      }
+      long nanos = System.nanoTime() - start;
+      return rows * 1e9 / nanos;
+    }
+  }
+
+  private static double pgetlCopy(PgConnectionConfig source, String id) throws Exception {
+    CountingDestination dest = new CountingDestination(COPY_ROWS, 0);
+    MemoryStore store = new MemoryStore(id);
+    PipelineConfig config =
+        PipelineConfig.builder().pipelineId(id).publication("pub_copy").source(source).build();
+    try (Pipeline p = Pipeline.create(config, store, dest)) {
+      long start = System.nanoTime();
+      p.start();
+      if (!dest.copied.await(10, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("copy did not finish");
+      }
+      long nanos = dest.copyDoneNanos.get() - start;
+      waitReady(store);
+      return COPY_ROWS * 1e9 / nanos;
+    }
+  }
+
+  // ---- streaming
+
+  private static double[] streaming(EmbeddedPostgres pg, PgConnectionConfig source, String id)
+      throws Exception {
+    CountingDestination dest = new CountingDestination(0, STREAM_ROWS);
+    MemoryStore store = new MemoryStore(id);
+    PipelineConfig config =
+        PipelineConfig.builder().pipelineId(id).publication("pub_stream").source(source).build();
+    String rawSlot = "raw_" + id;
+    try (Connection c = connect(pg, "bench")) {
+      exec(c, "TRUNCATE bench_stream");
+      exec(c, "SELECT pg_create_logical_replication_slot('" + rawSlot + "', 'pgoutput')");
+    }
+    // the pipeline creates its slot and is ready, then stops while the transaction is written
+    try (Pipeline p = Pipeline.create(config, store, dest)) {
+      p.start();
+      waitReady(store);
+    }
+    try (Connection c = connect(pg, "bench")) {
+      exec(
+          c,
+          "INSERT INTO bench_stream SELECT g, g % 500, 'customer ' || g || ' of the benchmark',"
+              + " g * 1.25, '2024-01-01'::timestamptz + g * interval '1 second',"
+              + " jsonb_build_object('tier', 'gold', 'score', g % 97)"
+              + " FROM generate_series(1, "
+              + STREAM_ROWS
+              + ") g");
+    }
+    double raw = rawStream(pg, rawSlot);
+    double etl;
+    try (Pipeline p = Pipeline.create(config, store, dest)) {
+      long start = System.nanoTime();
+      p.start();
+      if (!dest.streamed.await(10, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("streaming did not finish");
+      }
+      etl = STREAM_ROWS * 1e9 / (dest.streamDoneNanos.get() - start);
+    }
+    try (Connection c = connect(pg, "bench")) {
+      exec(c, "SELECT pg_drop_replication_slot('" + rawSlot + "')");
+    }
+    return new double[] {raw, etl};
+  }
+
+  private static double rawStream(EmbeddedPostgres pg, String slot) throws Exception {
+    Properties props = new Properties();
+    props.setProperty("user", pg.superuser());
+    props.setProperty("password", pg.password());
+    props.setProperty("replication", "database");
+    props.setProperty("preferQueryMode", "simple");
+    props.setProperty("assumeMinServerVersion", "14");
+    try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl("bench"), props)) {
+      long start = System.nanoTime();
+      PGReplicationStream stream =
+          c.unwrap(PGConnection.class)
+              .getReplicationAPI()
+              .replicationStream()
+              .logical()
+              .withSlotName(slot)
+              .withStartPosition(LogSequenceNumber.INVALID_LSN)
+              .withSlotOption("proto_version", "1")
+              .withSlotOption("publication_names", "pub_stream")
+              .start();
+      long inserts = 0;
+      while (true) {
+        java.nio.ByteBuffer b = stream.read();
+        byte kind = b.get(b.position());
+        if (kind == 'I') {
+          inserts++;
+        } else if (kind == 'C' && inserts >= STREAM_ROWS) {
+          break;
+        }
+      }
+      long nanos = System.nanoTime() - start;
+      stream.close();
+      return inserts * 1e9 / nanos;
+    }
+  }
+
+  // ---- latency
+
+  private static double[] latency(EmbeddedPostgres pg, PgConnectionConfig source) throws Exception {
+    CountingDestination dest = new CountingDestination(0, 0);
+    MemoryStore store = new MemoryStore("latency");
+    PipelineConfig config =
+        PipelineConfig.builder()
+            .pipelineId("latency")
+            .publication("pub_stream")
+            .source(source)
+            .build();
+    List<Double> millis = new ArrayList<>();
+    try (Pipeline p = Pipeline.create(config, store, dest);
+        Connection c = connect(pg, "bench")) {
+      p.start();
+      waitReady(store);
+      for (int i = 0; i < LATENCY_SAMPLES + 20; i++) {
+        long before = dest.inserts.get();
+        long sent = System.nanoTime();
+        exec(c, "INSERT INTO bench_latency VALUES (" + i + ", 'x')");
+        while (dest.inserts.get() == before) {
+          Thread.onSpinWait();
+        }
+        if (i >= 20) {
+          millis.add((dest.lastInsertNanos.get() - sent) / 1e6);
+        }
+      }
+    }
+    Collections.sort(millis);
+    return new double[] {millis.get(millis.size() / 2), millis.get(millis.size() * 9 / 10)};
+  }
+
+  // ---- helpers
+
+  /** Answers durable at once and counts what arrives. */
+  private static final class CountingDestination implements Destination {
+    final AtomicLong rows = new AtomicLong();
+    final AtomicLong inserts = new AtomicLong();
+    final AtomicLong copyDoneNanos = new AtomicLong();
+    final AtomicLong streamDoneNanos = new AtomicLong();
+    final AtomicLong lastInsertNanos = new AtomicLong();
+    final CountDownLatch copied = new CountDownLatch(1);
+    final CountDownLatch streamed = new CountDownLatch(1);
+    private final long copyTarget;
+    private final long streamTarget;
+
+    CountingDestination(long copyTarget, long streamTarget) {
+      this.copyTarget = copyTarget;
+      this.streamTarget = streamTarget;
+    }
+
+    @Override
+    public String name() {
+      return "counting";
+    }
+
+    @Override
+    public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+      result.durable();
+    }
+
+    @Override
+    public void writeTableRows(
+        ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+      if (write instanceof TableCopyWrite.Batch b
+          && rows.addAndGet(b.rows().size()) >= copyTarget
+          && copyTarget > 0
+          && copied.getCount() > 0) {
+        copyDoneNanos.set(System.nanoTime());
+        copied.countDown();
+      }
+      result.durable();
+    }
+
+    @Override
+    public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+      long n = 0;
+      for (Event e : events) {
+        if (e.kind() == Event.Kind.INSERT) {
+          n++;
+        }
+      }
+      if (n > 0) {
+        lastInsertNanos.set(System.nanoTime());
+        long total = inserts.addAndGet(n);
+        if (streamTarget > 0 && total >= streamTarget && streamed.getCount() > 0) {
+          streamDoneNanos.set(System.nanoTime());
+          streamed.countDown();
+        }
+      }
+      result.durable();
+    }
+  }
+
+  private static void waitReady(MemoryStore store) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+    while (store.tableStates().isEmpty()
+        || !store.tableStates().values().stream()
+            .allMatch(s -> s.type() == TableState.Type.READY)) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("tables not ready: " + store.tableStates());
+      }
+      TimeUnit.MILLISECONDS.sleep(20);
+    }
+  }
+
+  private static Connection connect(EmbeddedPostgres pg, String db) throws SQLException {
+    return pg.connect(db);
+  }
+
+  private static void exec(Connection c, String... sql) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      for (String s : sql) {
+        st.execute(s);
+      }
+    }
+  }
+
+  private static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    return sorted.get(sorted.size() / 2);
+  }
+
+  private static String fmt(double v) {
+    return String.format(Locale.ROOT, "%,.0f", v);
+  }
+}
