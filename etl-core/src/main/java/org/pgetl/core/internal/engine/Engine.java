@@ -327,6 +327,8 @@ public final class Engine {
     StopSignal stop = new StopSignal();
     store.loadTableStates();
     TableStates tables = new TableStates(store);
+    tables.onChange((t, s) -> metrics.tableState(tableLabel(t), s.type()));
+    tables.snapshot().forEach((t, s) -> metrics.tableState(tableLabel(t), s.type()));
     StreamSettings settings;
     try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
         CatalogSchemaResolver resolver =
@@ -373,6 +375,10 @@ public final class Engine {
     g.ctx.pool.awaitAll();
     generation = null;
     return errors.fatal() == null;
+  }
+
+  private String tableLabel(TableId table) {
+    return store.tableSchema(table, Lsn.MAX).map(s -> s.name().toString()).orElse(table.toString());
   }
 
   private void retire() {

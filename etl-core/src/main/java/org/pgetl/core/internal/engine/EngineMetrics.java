@@ -61,10 +61,10 @@ public interface EngineMetrics {
   /**
    * Records a table's state.
    *
-   * @param table the table
+   * @param table the table's name, or its oid while the name is not known yet
    * @param state the new state
    */
-  default void tableState(TableName table, TableState.Type state) {}
+  default void tableState(String table, TableState.Type state) {}
 
   /**
    * Records the destination's lifecycle state.

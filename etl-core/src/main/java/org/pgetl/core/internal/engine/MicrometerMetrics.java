@@ -33,8 +33,7 @@ final class MicrometerMetrics implements EngineMetrics {
   private final Map<String, Timer> latency = new ConcurrentHashMap<>();
   private final Map<TableName, Counter> rows = new ConcurrentHashMap<>();
   private final Map<TableName, Counter> rowBytes = new ConcurrentHashMap<>();
-  private final Map<TableName, Map<TableState.Type, AtomicInteger>> states =
-      new ConcurrentHashMap<>();
+  private final Map<String, Map<TableState.Type, AtomicInteger>> states = new ConcurrentHashMap<>();
 
   private MicrometerMetrics(MeterRegistry registry, String pipelineId, String destination) {
     this.registry = registry;
@@ -141,7 +140,7 @@ final class MicrometerMetrics implements EngineMetrics {
   }
 
   @Override
-  public void tableState(TableName table, TableState.Type state) {
+  public void tableState(String table, TableState.Type state) {
     Map<TableState.Type, AtomicInteger> gauges =
         states.computeIfAbsent(
             table,
@@ -152,7 +151,9 @@ final class MicrometerMetrics implements EngineMetrics {
                 m.put(type, v);
                 Gauge.builder("pgetl.table.state", v, AtomicInteger::get)
                     .description("1 for the table's current state, 0 for the others")
-                    .tags(tags.and("table", t.toString(), "state", type.name().toLowerCase()))
+                    .tags(
+                        tags.and(
+                            "table", t, "state", type.name().toLowerCase(java.util.Locale.ROOT)))
                     .register(registry);
               }
               return m;

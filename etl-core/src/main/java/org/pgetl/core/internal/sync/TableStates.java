@@ -30,6 +30,7 @@ public final class TableStates {
   private final Map<TableId, TableState> states = new HashMap<>();
   private final Set<TableId> activeWorkers = new HashSet<>();
   private long version;
+  private volatile java.util.function.BiConsumer<TableId, TableState> listener = (t, s) -> {};
 
   /**
    * Creates the live view, seeded from the store's current states.
@@ -71,6 +72,15 @@ public final class TableStates {
   }
 
   /**
+   * Registers a callback run after every state change (for metrics); it must be cheap.
+   *
+   * @param listener the callback
+   */
+  public void onChange(java.util.function.BiConsumer<TableId, TableState> listener) {
+    this.listener = listener;
+  }
+
+  /**
    * Sets a memory-only state ({@code SyncWait}, {@code Catchup}) and wakes waiters.
    *
    * @param table the table
@@ -85,6 +95,7 @@ public final class TableStates {
     } finally {
       lock.unlock();
     }
+    listener.accept(table, state);
   }
 
   /**
