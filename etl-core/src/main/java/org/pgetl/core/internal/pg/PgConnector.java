@@ -190,6 +190,7 @@ public final class PgConnector {
         + " -c client_encoding=UTF8"
         + " -c TimeZone=UTC"
         + " -c lc_monetary=C"
+        + " -c bytea_output=hex"
         + " -c statement_timeout="
         + t.statement().toMillis()
         + " -c lock_timeout="

@@ -31,7 +31,7 @@ class PgConnectorTest {
     assertThat(p.getProperty("options"))
         .isEqualTo(
             "-c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=3"
-                + " -c client_encoding=UTF8 -c TimeZone=UTC -c lc_monetary=C"
+                + " -c client_encoding=UTF8 -c TimeZone=UTC -c lc_monetary=C -c bytea_output=hex"
                 + " -c statement_timeout=30000 -c lock_timeout=10000"
                 + " -c idle_in_transaction_session_timeout=60000");
     assertThat(p.getProperty("replication")).isNull();
