@@ -14,7 +14,14 @@ import org.pgetl.model.Lsn;
  */
 public record DestinationTableMetadata(
     String destinationTableId, Lsn snapshotLsn, boolean applied) {
-  /** Validates the components. */
+  /**
+   * Validates the components.
+   *
+   * @param destinationTableId the destination's identifier of the table (for example its qualified
+   *     name)
+   * @param snapshotLsn the snapshot LSN of the schema version the destination applied
+   * @param applied false while a schema change is being applied, true once it is complete
+   */
   public DestinationTableMetadata {
     Objects.requireNonNull(destinationTableId, "destinationTableId");
     Objects.requireNonNull(snapshotLsn, "snapshotLsn");

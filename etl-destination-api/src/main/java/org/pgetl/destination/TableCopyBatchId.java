@@ -15,7 +15,12 @@ import java.util.UUID;
  * @param sequence the batch number inside the attempt, from 0
  */
 public record TableCopyBatchId(UUID attemptId, long sequence) {
-  /** Validates the components. */
+  /**
+   * Validates the components.
+   *
+   * @param attemptId the copy attempt, new for every attempt
+   * @param sequence the batch number inside the attempt, from 0
+   */
   public TableCopyBatchId {
     Objects.requireNonNull(attemptId, "attemptId");
     if (sequence < 0) {

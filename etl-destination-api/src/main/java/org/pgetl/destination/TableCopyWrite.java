@@ -26,7 +26,12 @@ public sealed interface TableCopyWrite permits TableCopyWrite.Batch, TableCopyWr
    * @param rows the rows, in the order of the table's replicated columns
    */
   record Batch(TableCopyBatchId id, List<TableRow> rows) implements TableCopyWrite {
-    /** Validates the components and copies the row list. */
+    /**
+     * Validates the components.
+     *
+     * @param id the batch id (kept when the batch is delivered again)
+     * @param rows the rows, in the order of the table's replicated columns
+     */
     public Batch {
       Objects.requireNonNull(id, "id");
       rows = List.copyOf(rows);

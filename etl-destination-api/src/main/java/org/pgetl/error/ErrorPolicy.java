@@ -9,7 +9,12 @@ import java.util.Objects;
  * @param hint one sentence that tells an operator what to do about it
  */
 public record ErrorPolicy(RetryDirective directive, String hint) {
-  /** Validates the components. */
+  /**
+   * Validates the components.
+   *
+   * @param directive what the pipeline does after a failure of this kind
+   * @param hint one sentence that tells an operator what to do about it
+   */
   public ErrorPolicy {
     Objects.requireNonNull(directive, "directive");
     Objects.requireNonNull(hint, "hint");

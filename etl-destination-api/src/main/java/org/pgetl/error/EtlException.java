@@ -17,8 +17,13 @@ import java.util.Objects;
 public class EtlException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
+  /** The kind, which decides the retry directive. */
   private final ErrorKind kind;
+
+  /** The short description. */
   private final String description;
+
+  /** More context, or null. */
   private final String detail;
 
   /**

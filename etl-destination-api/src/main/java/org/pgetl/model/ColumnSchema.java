@@ -27,7 +27,21 @@ public record ColumnSchema(
     boolean nullable,
     String defaultExpression) {
 
-  /** Validates the components. */
+  /**
+   * Validates the components.
+   *
+   * @param name the column name, as stored in {@code pg_attribute.attname}
+   * @param typeOid the type's oid ({@code pg_attribute.atttypid}); domains keep their own oid
+   * @param typeModifier the type modifier ({@code atttypmod}), -1 when none
+   * @param typeName the formatted SQL type, as {@code format_type(atttypid, atttypmod)} prints it,
+   *     for example {@code numeric(10,2)} or {@code text[]}
+   * @param ordinalPosition the column's {@code attnum}, starting at 1 (gaps where columns were
+   *     dropped)
+   * @param primaryKeyOrdinal the 1-based position of the column in the primary key, 0 when the
+   *     column is not part of it
+   * @param nullable false when the column is {@code NOT NULL}
+   * @param defaultExpression the column default as SQL text, or null when there is none
+   */
   public ColumnSchema {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(typeName, "typeName");

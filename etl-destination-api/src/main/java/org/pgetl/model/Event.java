@@ -105,7 +105,15 @@ public sealed interface Event
    */
   record Begin(Lsn startLsn, Lsn commitLsn, long txOrdinal, Instant commitTime, long xid)
       implements Event {
-    /** Validates the components. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal always 0
+     * @param commitTime the commit time of the transaction
+     * @param xid the transaction id
+     */
     public Begin {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -132,7 +140,17 @@ public sealed interface Event
   record Commit(
       Lsn startLsn, Lsn commitLsn, long txOrdinal, Lsn endLsn, Instant commitTime, int flags)
       implements Event {
-    /** Validates the components. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal the ordinal after the transaction's last change
+     * @param endLsn the end LSN of the commit record: the position to confirm once this transaction
+     *     is durable
+     * @param commitTime the commit time
+     * @param flags the commit flags (currently always 0)
+     */
     public Commit {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -157,7 +175,14 @@ public sealed interface Event
    */
   record Relation(Lsn startLsn, Lsn commitLsn, long txOrdinal, ReplicatedTableSchema table)
       implements Event {
-    /** Validates the components. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal the ordinal in the transaction
+     * @param table the table's schema from this point on
+     */
     public Relation {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -182,7 +207,15 @@ public sealed interface Event
   record Insert(
       Lsn startLsn, Lsn commitLsn, long txOrdinal, ReplicatedTableSchema table, TableRow row)
       implements Event {
-    /** Validates the components. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal the ordinal in the transaction
+     * @param table the table's schema
+     * @param row the new row
+     */
     public Insert {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -215,7 +248,17 @@ public sealed interface Event
       UpdatedRow row,
       OldRow oldRow)
       implements Event {
-    /** Validates the components. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal the ordinal in the transaction
+     * @param table the table's schema
+     * @param row the new row, full or partial (unchanged TOAST values missing)
+     * @param oldRow the old row ({@link OldRow.Full} for REPLICA IDENTITY FULL, {@link OldRow.Key}
+     *     when a key column changed), or null when PostgreSQL sent none (the key did not change)
+     */
     public Update {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -242,7 +285,16 @@ public sealed interface Event
   record Delete(
       Lsn startLsn, Lsn commitLsn, long txOrdinal, ReplicatedTableSchema table, OldRow oldRow)
       implements Event {
-    /** Validates the components. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal the ordinal in the transaction
+     * @param table the table's schema
+     * @param oldRow the deleted row's identity ({@link OldRow.Key}) or whole row ({@link
+     *     OldRow.Full})
+     */
     public Delete {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -266,7 +318,21 @@ public sealed interface Event
    * @param options the pgoutput option bits: 1 = CASCADE, 2 = RESTART IDENTITY
    */
   record Truncate(
-      Lsn startLsn, Lsn commitLsn, long txOrdinal, List<ReplicatedTableSchema> tables, int options)
+      Lsn
+          /**
+           * Validates the components.
+           *
+           * @param startLsn where the message starts
+           * @param commitLsn the transaction's commit LSN
+           * @param txOrdinal the ordinal in the transaction
+           * @param tables the truncated tables that this stream owns
+           * @param options the pgoutput option bits: 1 = CASCADE, 2 = RESTART IDENTITY
+           */
+          startLsn,
+      Lsn commitLsn,
+      long txOrdinal,
+      List<ReplicatedTableSchema> tables,
+      int options)
       implements Event {
     /** The CASCADE option bit. */
     public static final int CASCADE = 1;
@@ -274,7 +340,15 @@ public sealed interface Event
     /** The RESTART IDENTITY option bit. */
     public static final int RESTART_IDENTITY = 2;
 
-    /** Validates the components and copies the table list. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN
+     * @param txOrdinal the ordinal in the transaction
+     * @param tables the truncated tables that this stream owns
+     * @param options the pgoutput option bits: 1 = CASCADE, 2 = RESTART IDENTITY
+     */
     public Truncate {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");
@@ -323,7 +397,17 @@ public sealed interface Event
       String prefix,
       byte[] content)
       implements Event {
-    /** Validates the components and copies the content. */
+    /**
+     * Validates the components.
+     *
+     * @param startLsn where the message starts
+     * @param commitLsn the transaction's commit LSN, or the message's own LSN when not
+     *     transactional
+     * @param txOrdinal the ordinal in the transaction (0 when not transactional)
+     * @param transactional whether the message was emitted as part of a transaction
+     * @param prefix the message prefix
+     * @param content the message content
+     */
     public Message {
       Objects.requireNonNull(startLsn, "startLsn");
       Objects.requireNonNull(commitLsn, "commitLsn");

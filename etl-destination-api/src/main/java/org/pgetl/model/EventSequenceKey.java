@@ -15,7 +15,12 @@ import java.util.Objects;
  */
 public record EventSequenceKey(Lsn commitLsn, long txOrdinal)
     implements Comparable<EventSequenceKey> {
-  /** Validates the components. */
+  /**
+   * Validates the components.
+   *
+   * @param commitLsn the commit LSN of the event's transaction
+   * @param txOrdinal the zero-based ordinal of the event inside its transaction
+   */
   public EventSequenceKey {
     Objects.requireNonNull(commitLsn, "commitLsn");
     if (txOrdinal < 0) {

@@ -21,7 +21,11 @@ public sealed interface OldRow permits OldRow.Full, OldRow.Key {
    * @param row the values
    */
   record Full(TableRow row) implements OldRow {
-    /** Validates the row. */
+    /**
+     * Validates the components.
+     *
+     * @param row the values
+     */
     public Full {
       Objects.requireNonNull(row, "row");
     }
@@ -34,7 +38,11 @@ public sealed interface OldRow permits OldRow.Full, OldRow.Key {
    * @param row the key values
    */
   record Key(TableRow row) implements OldRow {
-    /** Validates the row. */
+    /**
+     * Validates the components.
+     *
+     * @param row the key values
+     */
     public Key {
       Objects.requireNonNull(row, "row");
     }

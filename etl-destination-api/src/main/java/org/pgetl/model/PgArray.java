@@ -24,7 +24,15 @@ public record PgArray(
     List<Integer> lowerBounds,
     List<Object> elements) {
 
-  /** Validates the shape and copies the lists (elements may be null). */
+  /**
+   * Validates the components.
+   *
+   * @param elementTypeOid the oid of the element type
+   * @param dimensions the length of each dimension, outermost first
+   * @param lowerBounds the lower bound of each dimension (1 unless the array was written with
+   *     explicit bounds such as {@code [0:2]={...}})
+   * @param elements the elements in row-major order; may contain nulls
+   */
   public PgArray {
     dimensions = List.copyOf(dimensions);
     lowerBounds = List.copyOf(lowerBounds);

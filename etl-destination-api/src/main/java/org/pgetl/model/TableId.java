@@ -9,7 +9,11 @@ package org.pgetl.model;
  * @param oid the table's oid, from 1 to 4294967295
  */
 public record TableId(long oid) implements Comparable<TableId> {
-  /** Validates the oid range. */
+  /**
+   * Validates the components.
+   *
+   * @param oid the table's oid, from 1 to 4294967295
+   */
   public TableId {
     if (oid <= 0 || oid > 0xFFFFFFFFL) {
       throw new IllegalArgumentException("table oid must be in 1..4294967295, was " + oid);

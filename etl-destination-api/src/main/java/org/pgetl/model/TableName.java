@@ -13,7 +13,12 @@ import java.util.Objects;
  * @param name the table name, as in {@code pg_class.relname}
  */
 public record TableName(String schema, String name) {
-  /** Validates the parts. */
+  /**
+   * Validates the components.
+   *
+   * @param schema the schema (namespace) name, as in {@code pg_namespace.nspname}
+   * @param name the table name, as in {@code pg_class.relname}
+   */
   public TableName {
     Objects.requireNonNull(schema, "schema");
     Objects.requireNonNull(name, "name");

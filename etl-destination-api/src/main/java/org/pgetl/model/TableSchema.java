@@ -18,7 +18,14 @@ import java.util.Objects;
  * @param snapshotLsn the LSN from which this version applies
  */
 public record TableSchema(TableId id, TableName name, List<ColumnSchema> columns, Lsn snapshotLsn) {
-  /** Validates the components and copies the column list. */
+  /**
+   * Validates the components.
+   *
+   * @param id the table's oid
+   * @param name the table's qualified name at that version
+   * @param columns every column, replicated or not, in {@code attnum} order
+   * @param snapshotLsn the LSN from which this version applies
+   */
   public TableSchema {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(name, "name");

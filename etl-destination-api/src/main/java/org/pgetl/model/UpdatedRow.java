@@ -42,7 +42,11 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
    * @param row the values in column order
    */
   record Full(TableRow row) implements UpdatedRow {
-    /** Validates the row. */
+    /**
+     * Validates the components.
+     *
+     * @param row the values in column order
+     */
     public Full {
       Objects.requireNonNull(row, "row");
     }
@@ -73,7 +77,13 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
    */
   record Partial(int columnCount, TableRow presentValues, int[] missingColumnIndexes)
       implements UpdatedRow {
-    /** Validates the shape and copies the indexes. */
+    /**
+     * Validates the components.
+     *
+     * @param columnCount the number of published columns of the table
+     * @param presentValues the values of the present columns, in column order
+     * @param missingColumnIndexes the column indexes whose values are missing, ascending
+     */
     public Partial {
       Objects.requireNonNull(presentValues, "presentValues");
       missingColumnIndexes = missingColumnIndexes.clone();
