@@ -146,6 +146,14 @@ final class DemoCommand implements Callable<Integer> {
     if (rate < 0 || rate > 100_000) {
       throw new CliException("--rate must be between 0 and 100000, was " + rate, 2);
     }
+    EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+    if (postgresVersion != null) {
+      try {
+        builder.version(postgresVersion);
+      } catch (IllegalArgumentException e) {
+        throw new CliException("--postgres-version: " + e.getMessage(), Main.EXIT_USAGE);
+      }
+    }
     view = new ProgressView(context.out(), !plain && System.console() != null);
     long started = System.nanoTime();
     DemoDatabase.Sizes sizes = DemoDatabase.sizes(rows);
@@ -160,10 +168,6 @@ final class DemoCommand implements Callable<Integer> {
             + duckdbFile);
 
     long t = System.nanoTime();
-    EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
-    if (postgresVersion != null) {
-      builder.version(postgresVersion);
-    }
     try (EmbeddedPostgres pg = builder.start()) {
       view.println(
           "  started PostgreSQL "

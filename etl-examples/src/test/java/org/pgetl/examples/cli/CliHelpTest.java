@@ -47,6 +47,7 @@ class CliHelpTest {
         "demo --rows lots; Invalid value for option '--rows': 'lots' is not a count",
         "demo --duration soon; Invalid value for option '--duration': 'soon' is not a duration",
         "demo --rows 5; --rows must be between 100 and 1,000,000,000, was 5",
+        "demo --postgres-version 9; --postgres-version: ",
         "replicate --publication p; Missing required option: '--source-url=URL'",
         "replicate --source-url x --publication p --destination kafka;"
             + " 'kafka' is not a destination: use stdout, duckdb:PATH or postgres:JDBC_URL",
