@@ -314,6 +314,9 @@ public final class DuckDbDestination implements Destination {
   /**
    * Returns the table an event applies to, with its schema brought up to date, or null when the
    * event was applied before (its sequence key is not above the table's {@code applied_through}).
+   *
+   * <p>A {@code Relation} event shares the sequence key of the change that follows it, so it does
+   * not move {@code applied_through}: otherwise that change would look applied already.
    */
   private Table claim(ReplicatedTableSchema schema, Event e, Set<Table> touched)
       throws SQLException {
@@ -324,8 +327,10 @@ public final class DuckDbDestination implements Destination {
       return null;
     }
     Table t = catalog.ensure(schema, metadata);
-    t.appliedThrough = e.sequenceKey();
-    touched.add(t);
+    if (e.kind() != Event.Kind.RELATION) {
+      t.appliedThrough = e.sequenceKey();
+      touched.add(t);
+    }
     return t;
   }
 

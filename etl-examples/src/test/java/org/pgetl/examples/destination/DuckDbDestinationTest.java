@@ -32,6 +32,7 @@ import org.pgetl.destination.Outcome;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.Lsn;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -314,6 +315,42 @@ class DuckDbDestinationTest {
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + dir.resolve("runs2.duckdb"))) {
       assertThat(query(c, "SELECT id, v FROM public.r ORDER BY id"))
           .containsExactly("1|a2", "2|b again", "3|c", "4|d");
+    }
+  }
+
+  /**
+   * The engine gives a {@code Relation} event the sequence key of the change that follows it (see
+   * docs/design-decisions.md); that change must still be applied, once, also when replayed.
+   */
+  @Test
+  void aChangeThatSharesItsSequenceKeyWithTheRelationBeforeItIsApplied() throws Exception {
+    Path file = dir.resolve("shared-key.duckdb");
+    ReplicatedTableSchema t =
+        keyed(17008, "public", "s", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Lsn commit = Lsn.of(0x1000);
+    Instant time = Instant.parse("2024-01-01T00:00:00Z");
+    List<Event> first =
+        List.of(
+            new Event.Begin(Lsn.of(0x0f00), commit, 0, time, 801),
+            new Event.Relation(Lsn.of(0x0f10), commit, 1, t),
+            new Event.Insert(Lsn.of(0x0f10), commit, 1, t, TableRow.of(1, "one")),
+            new Event.Commit(Lsn.of(0x0f20), commit, 2, Lsn.of(0x1030), time, 0));
+    Lsn commit2 = Lsn.of(0x2000);
+    List<Event> second =
+        List.of(
+            new Event.Begin(Lsn.of(0x1f00), commit2, 0, time, 802),
+            new Event.Relation(Lsn.of(0x1f10), commit2, 1, t),
+            new Event.Update(
+                Lsn.of(0x1f10), commit2, 1, t, Scenario.full(1, "uno"), Scenario.key(1)),
+            new Event.Commit(Lsn.of(0x1f20), commit2, 2, Lsn.of(0x2030), time, 0));
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.finish(d.destination, t);
+      events(d.destination, first);
+      events(d.destination, second);
+      events(d.destination, first); // a replay after a restart changes nothing
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v FROM public.s ORDER BY id")).containsExactly("1|uno");
     }
   }
 

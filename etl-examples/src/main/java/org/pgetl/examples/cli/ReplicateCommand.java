@@ -1,0 +1,286 @@
+package org.pgetl.examples.cli;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.Pipeline;
+import org.pgetl.PipelineConfig;
+import org.pgetl.PipelineStatus;
+import org.pgetl.destination.Destination;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.TableName;
+import org.pgetl.store.PipelineStore;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code pgetl replicate}: runs a pipeline from a real database into stdout, a DuckDB file or a
+ * PostgreSQL mirror until Ctrl-C, printing its status to stderr now and then.
+ */
+@Command(
+    name = "replicate",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Replicates the tables of a publication: copies each table once, then streams every"
+          + " committed change, until Ctrl-C. Status lines go to stderr; the stdout destination's"
+          + " JSON lines go to stdout.",
+      "",
+      "The source needs wal_level=logical and a role with the REPLICATION attribute, SELECT on"
+          + " the published tables and (for --state-store source) CREATE on the database."
+    },
+    footer = {
+      "",
+      "A URL without a password takes it from the PGPASSWORD environment variable.",
+      "Example:",
+      "  pgetl replicate --source-url 'jdbc:postgresql://db:5432/shop?user=pgetl'"
+          + " --publication shop --create-publication public.orders,public.customers"
+          + " --destination duckdb:shop.duckdb",
+      "",
+      "Exit codes: 0 stopped cleanly, 1 the pipeline failed, 2 invalid input."
+    })
+final class ReplicateCommand implements Callable<Integer> {
+  @Option(
+      names = "--source-url",
+      required = true,
+      paramLabel = "URL",
+      description =
+          "The source database: jdbc:postgresql://host:port/db?user=..&password=.. or"
+              + " postgresql://user:password@host:port/db.")
+  String sourceUrl;
+
+  @Option(
+      names = "--publication",
+      required = true,
+      paramLabel = "NAME",
+      description =
+          "The publication to replicate; it must exist unless --create-publication is" + " given.")
+  String publication;
+
+  @Option(
+      names = "--create-publication",
+      paramLabel = "TABLE",
+      split = ",",
+      description =
+          "Create the publication for these tables (schema.table, comma separated) if it"
+              + " does not exist yet.")
+  List<String> createPublication;
+
+  @Option(
+      names = "--destination",
+      paramLabel = "DEST",
+      defaultValue = "stdout",
+      converter = DestinationSpec.Converter.class,
+      description =
+          "Where to write: stdout (JSON lines), duckdb:PATH or postgres:JDBC_URL"
+              + " (default: ${DEFAULT-VALUE}).")
+  DestinationSpec destination;
+
+  @Option(
+      names = "--pipeline-id",
+      paramLabel = "ID",
+      defaultValue = "cli",
+      description =
+          "The pipeline's id, 1-40 characters of [a-z0-9_]; it names the replication"
+              + " slot pgetl_apply_<id> and scopes the stored state (default: ${DEFAULT-VALUE}).")
+  String pipelineId;
+
+  @Option(
+      names = "--state-store",
+      paramLabel = "STORE",
+      defaultValue = "source",
+      converter = StateStoreSpec.Converter.class,
+      description =
+          "Where the pipeline keeps its progress: source (schema --store-schema of the"
+              + " source database), memory (copies everything again at each start) or a"
+              + " jdbc:postgresql:// URL of another database (default: ${DEFAULT-VALUE}).")
+  StateStoreSpec stateStore;
+
+  @Option(
+      names = "--store-schema",
+      paramLabel = "SCHEMA",
+      defaultValue = "etl",
+      description = "The schema of the state store's tables (default: ${DEFAULT-VALUE}).")
+  String storeSchema;
+
+  @Option(
+      names = "--status-every",
+      paramLabel = "TIME",
+      defaultValue = "10s",
+      converter = Converters.DurationConverter.class,
+      description = "How often a status line is printed to stderr (default: ${DEFAULT-VALUE}).")
+  Duration statusEvery;
+
+  @Option(
+      names = {"-v", "--verbose"},
+      description = "Show the engine's log lines and the stack trace of a failure.")
+  boolean verbose;
+
+  private final CliContext context;
+
+  ReplicateCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (statusEvery.isNegative() || statusEvery.isZero()) {
+      throw new CliException("--status-every must be positive, was " + statusEvery, 2);
+    }
+    PgConnectionConfig source = Connections.config(sourceUrl);
+    PipelineConfig config =
+        PipelineConfig.builder()
+            .pipelineId(pipelineId)
+            .publication(publication)
+            .source(source)
+            .build();
+    if (createPublication != null && !createPublication.isEmpty()) {
+      createPublication(source);
+    } else if (stateStore.kind() == StateStoreSpec.Kind.SOURCE) {
+      // the store opens first and would report a wrong password as a store failure
+      try (Connection c = Connections.open(source, "replicate it")) {
+        c.isValid(1);
+      }
+    }
+    try (PipelineStore store = stateStore.open(source, pipelineId, storeSchema)) {
+      Destination dest = destination.create(context);
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      Pipeline pipeline = Pipeline.create(config, store, dest, registry);
+      pipeline.start();
+      context
+          .err()
+          .println(
+              "pgetl: replicating publication "
+                  + publication
+                  + " of "
+                  + source.describe()
+                  + " into "
+                  + dest.name()
+                  + " (pipeline "
+                  + pipelineId
+                  + ", slot "
+                  + config.applySlotName()
+                  + "); Ctrl-C stops");
+      CountDownLatch wake = new CountDownLatch(1);
+      context.stop().whenRequested().thenRun(wake::countDown);
+      pipeline.shutdownHandle().whenRequested().thenRun(wake::countDown);
+      while (!wake.await(statusEvery.toMillis(), TimeUnit.MILLISECONDS)) {
+        context.err().println(statusLine(pipeline.status(), registry));
+      }
+      context.err().println("pgetl: stopping (flushing what is buffered)");
+      pipeline.shutdown();
+      if (!pipeline.awaitTermination(config.shutdownTimeout().plusSeconds(30))) {
+        throw new CliException(
+            "the pipeline did not stop in time; its threads are named pgetl-*-" + pipelineId);
+      }
+      Optional<EtlException> failure = pipeline.failure();
+      if (failure.isPresent()) {
+        throw failure.get();
+      }
+      context.err().println(statusLine(pipeline.status(), registry));
+      context.err().println("pgetl: stopped cleanly");
+      return 0;
+    }
+  }
+
+  /** Creates the publication unless it exists; the tables must exist. */
+  private void createPublication(PgConnectionConfig source) {
+    List<String> quoted = new ArrayList<>();
+    for (String t : createPublication) {
+      if (t.isBlank()) {
+        continue;
+      }
+      try {
+        quoted.add(TableName.parse(t.strip()).quoted());
+      } catch (IllegalArgumentException e) {
+        throw new CliException("--create-publication: " + e.getMessage(), Main.EXIT_USAGE);
+      }
+    }
+    try (Connection c = Connections.open(source, "create publication " + publication)) {
+      try (PreparedStatement ps =
+          c.prepareStatement("SELECT 1 FROM pg_publication WHERE pubname = ?")) {
+        ps.setString(1, publication);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            context
+                .err()
+                .println(
+                    "pgetl: publication " + publication + " exists already; it is used as it is");
+            return;
+          }
+        }
+      }
+      try (Statement s = c.createStatement()) {
+        s.execute(
+            "CREATE PUBLICATION "
+                + TableName.quoteIdentifier(publication)
+                + " FOR TABLE "
+                + String.join(", ", quoted));
+      }
+      context
+          .err()
+          .println(
+              "pgetl: created publication " + publication + " for " + String.join(", ", quoted));
+    } catch (SQLException e) {
+      throw new EtlException(
+          "42501".equals(e.getSQLState()) ? ErrorKind.PERMISSION_DENIED : ErrorKind.CONFIG_ERROR,
+          "cannot create publication " + publication,
+          ErrorReport.singleLine(e.getMessage()) + ", SQLSTATE " + e.getSQLState(),
+          e);
+    }
+  }
+
+  /**
+   * Returns a one-line status: phase, table states, events delivered, lag, applied LSN.
+   *
+   * @param status the pipeline's status
+   * @param registry its metrics
+   * @return the line
+   */
+  static String statusLine(PipelineStatus status, SimpleMeterRegistry registry) {
+    Map<String, Integer> states = new TreeMap<>();
+    for (PipelineStatus.TableStatus t : status.tables().values()) {
+      states.merge(t.state().type().name().toLowerCase(Locale.ROOT), 1, Integer::sum);
+    }
+    List<String> parts = new ArrayList<>();
+    states.forEach((state, n) -> parts.add(n + " " + state));
+    long copied = 0;
+    for (Counter c : registry.find("pgetl.rows.copied").counters()) {
+      copied += (long) c.count();
+    }
+    Counter events = registry.find("pgetl.events.delivered").counter();
+    return "pgetl: "
+        + status.phase().name().toLowerCase(Locale.ROOT)
+        + ", lifecycle "
+        + status.lifecycle().dbValue()
+        + ", tables "
+        + (parts.isEmpty() ? "none yet" : String.join(", ", parts))
+        + ", rows copied "
+        + ProgressView.number(copied)
+        + ", events "
+        + ProgressView.number(events == null ? 0 : (long) events.count())
+        + ", lag "
+        + ProgressView.bytes(status.lagBytes())
+        + ", durable at "
+        + status.applyLsn()
+        + (status.errors().isEmpty()
+            ? ""
+            : ", last error: "
+                + ErrorReport.singleLine(status.errors().get(status.errors().size() - 1)));
+  }
+}
