@@ -223,7 +223,10 @@ public enum ErrorKind {
           manual(
               "the pipeline state is inconsistent: report it with the detail; resetting the table"
                   + " copies it again");
-      case STATE_STORE_ERROR -> timed("the state store could not be reached; the pipeline retries");
+      case STATE_STORE_ERROR ->
+          timed(
+              "the state store could not be read or written: check its connection settings and"
+                  + " that its database is reachable (a running pipeline retries by itself)");
       case STATE_ROLLBACK_ERROR ->
           manual("the table has no earlier state to roll back to: reset it instead");
       case WORKER_PANIC ->
@@ -235,7 +238,10 @@ public enum ErrorKind {
       case CONVERSION_ERROR ->
           manual("a value could not be converted: report it with the column type in the detail");
       case VALIDATION_ERROR -> manual("a value broke a rule: see the detail");
-      case CONFIG_ERROR -> none("fix the configuration named in the message and start again");
+      case CONFIG_ERROR ->
+          none(
+              "fix the configuration named in the message (for example the database name) and start"
+                  + " again");
       case PUBLICATION_NOT_FOUND ->
           none("create the publication (CREATE PUBLICATION ... FOR TABLE ...) or fix its name");
       case SOURCE_AUTHENTICATION_ERROR ->

@@ -87,6 +87,8 @@ public final class PgErrors {
     return switch (state) {
       case "57P01", "57P02" -> ErrorKind.SOURCE_DATABASE_SHUTDOWN;
       case "57P03" -> ErrorKind.SOURCE_DATABASE_IN_RECOVERY;
+      // invalid_catalog_name: the configured database does not exist
+      case "3D000" -> ErrorKind.CONFIG_ERROR;
       case "53400", "53300" -> ErrorKind.SOURCE_CONFIGURATION_LIMIT_EXCEEDED;
       case "55P03" -> ErrorKind.SOURCE_LOCK_TIMEOUT;
       case "57014" -> ErrorKind.SOURCE_OPERATION_CANCELED;

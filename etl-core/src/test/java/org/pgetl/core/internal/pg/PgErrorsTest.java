@@ -123,4 +123,12 @@ class PgErrorsTest {
     assertThat(e.detail())
         .isEqualTo("SQLSTATE 42501: permission denied; detail: detail text; hint: hint text");
   }
+
+  @org.junit.jupiter.api.Test
+  void aMissingDatabaseIsAConfigurationErrorNotATableQueryFailure() {
+    java.sql.SQLException e =
+        new java.sql.SQLException("FATAL: database \"nodb\" does not exist", "3D000");
+    org.assertj.core.api.Assertions.assertThat(PgErrors.map(e, "could not connect", null).kind())
+        .isEqualTo(org.pgetl.error.ErrorKind.CONFIG_ERROR);
+  }
 }
