@@ -197,6 +197,15 @@ final class DuckDbCatalog {
    * @return the table
    * @throws SQLException when DDL fails
    */
+  /**
+   * Returns true when the table exists and already follows {@code schema}, so that {@link #ensure}
+   * would change nothing.
+   */
+  boolean isCurrent(ReplicatedTableSchema schema) {
+    Table t = tables.get(schema.id());
+    return t != null && (schema == t.lastSchema || schema.equals(t.lastSchema));
+  }
+
   Table ensure(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
     Table t = tables.get(schema.id());

@@ -51,14 +51,18 @@ import org.slf4j.LoggerFactory;
  * <h2>Idempotency</h2>
  *
  * Delivery is at-least-once, so every write is made safe to repeat, and each write call is one
- * DuckDB transaction that commits the rows together with the bookkeeping that says they are there:
+ * DuckDB transaction that commits the rows together with the bookkeeping that says they are there
+ * (a write that changes the schema of an existing table commits what comes before the change first,
+ * with its bookkeeping; see {@code commitSoFar}):
  *
  * <ul>
  *   <li>Copy: {@code _pgetl.copy_batches} holds the id of every batch stored by the current copy
  *       attempt; a batch delivered again is skipped. Rows are upserted by primary key.
  *   <li>Events: {@code _pgetl.tables.applied_through} holds, per table, the greatest {@link
  *       org.pgetl.model.EventSequenceKey} applied. The engine preserves each table's event order,
- *       so an event at or below it was applied before a restart and is skipped.
+ *       so an event at or below it was applied before a restart and is skipped. A {@code Relation}
+ *       event shares the key of the change it precedes: it is applied when that change is new, and
+ *       does not move {@code applied_through} itself.
  *   <li>{@link #dropTableForCopy}: drops the table and forgets its batch ids and {@code
  *       applied_through}, so the new copy attempt starts clean.
  * </ul>
@@ -249,20 +253,21 @@ public final class DuckDbDestination implements Destination {
         case MESSAGE -> catalog.recordMessage((Event.Message) e);
         case TRUNCATE -> {
           for (ReplicatedTableSchema schema : ((Event.Truncate) e).tables()) {
-            Table t = claim(schema, e, touched);
+            Table t = claim(schema, e, touched, inserts, true);
             if (t != null) {
               rows.truncate(t);
             }
           }
         }
+        case RELATION -> claim(e.table(), e, touched, inserts, false); // claim() applies the schema
         case INSERT -> {
-          Table t = claim(e.table(), e, touched);
+          Table t = claim(e.table(), e, touched, inserts, true);
           if (t != null) {
             inserts.add(t, (Event.Insert) e);
           }
         }
-        case RELATION, UPDATE, DELETE -> {
-          Table t = claim(e.table(), e, touched);
+        case UPDATE, DELETE -> {
+          Table t = claim(e.table(), e, touched, inserts, true);
           if (t != null) {
             applyRowEvent(t, e);
           }
@@ -273,6 +278,23 @@ public final class DuckDbDestination implements Destination {
     for (Table t : touched) {
       catalog.saveAppliedThrough(t);
     }
+  }
+
+  /**
+   * Commits what the write applied so far, with its {@code applied_through} keys, and opens a new
+   * transaction. Used before a schema change of an existing table: DuckDB (1.5) can fail a later
+   * update with a false "Duplicate key" when one transaction both alters a table and updates a row
+   * of it twice. Committing in two steps is safe: the keys committed with the first step make a
+   * replay after a failure of the second skip the first.
+   */
+  private void commitSoFar(Set<Table> touched, InsertRun inserts) throws SQLException {
+    inserts.flush();
+    for (Table done : touched) {
+      catalog.saveAppliedThrough(done);
+    }
+    exec("COMMIT");
+    catalog.announceChanged(metadata);
+    exec("BEGIN TRANSACTION");
   }
 
   /**
@@ -315,10 +337,15 @@ public final class DuckDbDestination implements Destination {
    * Returns the table an event applies to, with its schema brought up to date, or null when the
    * event was applied before (its sequence key is not above the table's {@code applied_through}).
    *
-   * <p>A {@code Relation} event shares the sequence key of the change that follows it, so it does
-   * not move {@code applied_through}: otherwise that change would look applied already.
+   * @param advances whether the event moves {@code applied_through}: a Relation does not, because
+   *     it shares the sequence key of the change it precedes, which must still be applied
    */
-  private Table claim(ReplicatedTableSchema schema, Event e, Set<Table> touched)
+  private Table claim(
+      ReplicatedTableSchema schema,
+      Event e,
+      Set<Table> touched,
+      InsertRun inserts,
+      boolean advances)
       throws SQLException {
     Table known = catalog.find(schema.id());
     if (known != null
@@ -326,8 +353,11 @@ public final class DuckDbDestination implements Destination {
         && e.sequenceKey().compareTo(known.appliedThrough) <= 0) {
       return null;
     }
+    if (known != null && !catalog.isCurrent(schema)) {
+      commitSoFar(touched, inserts); // the schema change starts a transaction of its own
+    }
     Table t = catalog.ensure(schema, metadata);
-    if (e.kind() != Event.Kind.RELATION) {
+    if (advances) {
       t.appliedThrough = e.sequenceKey();
       touched.add(t);
     }
@@ -341,7 +371,7 @@ public final class DuckDbDestination implements Destination {
       }
     } else if (e instanceof Event.Delete d) {
       rows.delete(t, d.table(), d.oldRow());
-    } // a Relation's work (the schema change) was done by claim()
+    }
   }
 
   /** The destination lacks the updated row: a full row is inserted, a partial one cannot be. */

@@ -20,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * threads never wait for I/O. Because writes run in submission order, an empty durability barrier
  * submitted behind other writes is answered only after they are done.
  *
+ * <p>Created with more than one thread, it is a fixed pool instead: writes start in submission
+ * order but run concurrently, so nothing orders two writes; use it for independent work only (copy
+ * batches).
+ *
  * <p>Shutdown policy: {@link #close(Duration)} lets the write that is running finish, answers every
  * write that has not started yet with {@code shutdown()}, and refuses later submissions the same
  * way. (The engine calls {@code Destination.shutdown()} after every write was answered or
@@ -60,6 +64,27 @@ final class SerialWriter {
   }
 
   /**
+   * Starts a fixed pool of writer threads, named {@code <threadName>-1} to {@code -<threads>}.
+   *
+   * @param threadName the threads' name prefix, for thread dumps
+   * @param threads how many writes may run at once
+   * @param errorMapper turns an exception other than {@link EtlException} into the failure answer
+   */
+  SerialWriter(String threadName, int threads, Function<Exception, EtlException> errorMapper) {
+    this.errorMapper = errorMapper;
+    java.util.concurrent.atomic.AtomicInteger count =
+        new java.util.concurrent.atomic.AtomicInteger();
+    this.thread =
+        Executors.newFixedThreadPool(
+            threads,
+            r -> {
+              Thread t = new Thread(r, threadName + "-" + count.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /**
    * Queues a write; never blocks. The result is answered from the writer thread.
    *
    * @param result the write's answer slot
@@ -92,8 +117,8 @@ final class SerialWriter {
   }
 
   /**
-   * Stops the writer: the running write finishes, queued writes are answered {@code shutdown()}.
-   * Waits at most {@code timeout} for the running write.
+   * Stops the writer: the running writes finish, queued writes are answered {@code shutdown()}.
+   * Waits at most {@code timeout} for the running writes.
    *
    * @param timeout how long to wait for the running write
    * @return true when the thread ended in time

@@ -39,8 +39,10 @@ import org.pgetl.model.UpdatedRow;
  * deduplicates on: {@code "batch"} and {@code "batch_row"} for copied rows (skip a row whose batch
  * id and index in the batch were seen) and {@code "seq"} for events (per table, skip an event whose
  * {@code seq} is not greater than the last one applied; {@code seq} strings sort like the keys). A
- * {@code drop_table_for_copy} line tells the reader to forget the table's rows, batch ids and last
- * {@code seq}.
+ * {@code relation} line carries the {@code seq} of the change after it: apply it when its {@code
+ * seq} is new, but do not count it as applied, or that change would be skipped. A {@code
+ * drop_table_for_copy} line tells the reader to forget the table's rows, batch ids and last {@code
+ * seq}.
  *
  * <h2>Lines</h2>
  *

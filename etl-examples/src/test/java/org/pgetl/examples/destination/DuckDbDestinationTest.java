@@ -380,6 +380,19 @@ class DuckDbDestinationTest {
   }
 
   @Test
+  void aRelationSharesTheKeyOfTheChangeAfterItAndDoesNotHideIt() throws Exception {
+    Path file = dir.resolve("shared.duckdb");
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.finish(d.destination, Scenario.SHARED_V1);
+      Scenario.writeRelationsSharingKeys(d.destination);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v, added FROM public.shared ORDER BY id"))
+          .containsExactly("1|one|null", "2|two|22");
+    }
+  }
+
+  @Test
   void writesAfterShutdownAreAnsweredShutdown() {
     DuckDbDestination d = started(dir.resolve("closed.duckdb"), new Scenario.Context());
     d.shutdown();

@@ -55,7 +55,13 @@ final class JsonLinesReader {
           }
         }
       }
-      case "relation", "insert", "update", "delete" -> {
+      case "relation" -> {
+        TableState t = table(tableId(l));
+        if (isNew(t, l)) { // shares the seq of the change after it: leaves lastSeq alone
+          relation(t, l);
+        }
+      }
+      case "insert", "update", "delete" -> {
         TableState t = table(tableId(l));
         if (claim(t, l)) {
           apply(t, kind, l);
@@ -65,18 +71,20 @@ final class JsonLinesReader {
     }
   }
 
+  private static boolean isNew(TableState t, Map<String, Object> l) {
+    return t.lastSeq == null || ((String) l.get("seq")).compareTo(t.lastSeq) > 0;
+  }
+
   private static boolean claim(TableState t, Map<String, Object> l) {
-    String seq = (String) l.get("seq");
-    if (t.lastSeq != null && seq.compareTo(t.lastSeq) <= 0) {
+    if (!isNew(t, l)) {
       return false;
     }
-    t.lastSeq = seq;
+    t.lastSeq = (String) l.get("seq");
     return true;
   }
 
   private static void apply(TableState t, String kind, Map<String, Object> l) {
     switch (kind) {
-      case "relation" -> relation(t, l);
       case "insert" -> t.rows.add(new LinkedHashMap<>(obj(l.get("row"))));
       case "update" -> find(t, l).putAll(obj(l.get("row")));
       default -> t.rows.remove(find(t, l));
@@ -143,6 +151,12 @@ final class JsonLinesReader {
   @SuppressWarnings("unchecked")
   private static Map<String, Object> obj(Object o) {
     return (Map<String, Object>) o;
+  }
+
+  /** Returns a table's rows, each a map from column name to its JSON value. */
+  List<Map<String, Object>> rows(long tableId) {
+    TableState t = tables.get(tableId);
+    return t == null ? List.of() : t.rows;
   }
 
   /** Returns a table's rows as {@code {name=value, ...}} in the given column order, sorted. */

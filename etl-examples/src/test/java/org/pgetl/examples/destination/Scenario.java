@@ -294,6 +294,54 @@ final class Scenario {
     return txs;
   }
 
+  static final ReplicatedTableSchema SHARED_V1 =
+      keyed(16405, "public", "shared", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+
+  /** shared after ALTER TABLE ... ADD COLUMN added bigint. */
+  static final ReplicatedTableSchema SHARED_V2 =
+      ReplicatedTableSchema.allColumns(
+          new TableSchema(
+              new TableId(16405),
+              new TableName("public", "shared"),
+              List.of(
+                  col("id", 23, "integer", 1, 1),
+                  col("v", 25, "text", 2, 0),
+                  col("added", 20, "bigint", 3, 0)),
+              Lsn.of(0x2000)));
+
+  /**
+   * Two transactions of {@link #SHARED_V1} as the engine sends them: each Relation carries the
+   * ordinal, and so the sequence key, of the change after it. Applied once: rows {@code (1, "one",
+   * NULL)} and {@code (2, "two", 22)}.
+   */
+  static List<Event> relationsSharingKeys() {
+    Lsn c1 = Lsn.of(0x1000);
+    Lsn c2 = Lsn.of(0x2000);
+    Instant now = Instant.parse("2024-05-01T10:00:00Z");
+    return List.of(
+        new Event.Begin(c1, c1, 0, now, 1),
+        new Event.Relation(c1, c1, 1, SHARED_V1),
+        new Event.Insert(c1, c1, 1, SHARED_V1, TableRow.of(1, "one")),
+        new Event.Commit(c1, c1, 2, c1, now, 0),
+        new Event.Begin(c2, c2, 0, now, 2),
+        new Event.Relation(c2, c2, 1, SHARED_V2),
+        new Event.Insert(c2, c2, 1, SHARED_V2, TableRow.of(2, "two", 22L)),
+        new Event.Commit(c2, c2, 2, c2, now, 0));
+  }
+
+  /**
+   * Writes {@link #relationsSharingKeys()} as a restart does: the first run stops between the
+   * second Relation and its insert; the next runs replay everything.
+   */
+  static void writeRelationsSharingKeys(Destination d) {
+    List<Event> stream = relationsSharingKeys();
+    for (List<Event> batch : List.of(stream.subList(0, 6), stream, stream)) {
+      AsyncResult r = AsyncResult.create();
+      d.writeEvents(batch, WriteDurability.MAY_DEFER, r);
+      assertDurable(r);
+    }
+  }
+
   /** Splits transactions into write batches of a few events, ignoring transaction boundaries. */
   static List<List<Event>> batches(List<List<Event>> txs, int size) {
     List<Event> all = txs.stream().flatMap(List::stream).toList();

@@ -349,6 +349,18 @@ class StdoutJsonDestinationTest {
   }
 
   @Test
+  void aReaderThatLetsARelationShareTheKeyOfItsChangeMissesNothing() {
+    StringWriter out = new StringWriter();
+    StdoutJsonDestination d = new StdoutJsonDestination(out);
+    Scenario.writeRelationsSharingKeys(d);
+    d.shutdown();
+    JsonLinesReader reader = new JsonLinesReader();
+    reader.read(out.toString());
+    assertThat(reader.render(Scenario.SHARED_V1.id().oid(), List.of("id", "v", "added")))
+        .containsExactly("{id=1, v=one, added=null}", "{id=2, v=two, added=22}");
+  }
+
+  @Test
   void aStreamThatFailsToWriteFailsTheWriteWithADestinationError() {
     OutputStream broken =
         new OutputStream() {

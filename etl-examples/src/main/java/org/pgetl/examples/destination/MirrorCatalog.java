@@ -1,0 +1,771 @@
+package org.pgetl.examples.destination;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.Event;
+import org.pgetl.model.EventSequenceKey;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+
+/**
+ * What {@link PostgresMirrorDestination} knows about the tables it created in the target database,
+ * kept in the target itself (schema {@code _pgetl}, rows scoped by pipeline id) so that it survives
+ * restarts and commits in the same transaction as the rows it describes:
+ *
+ * <pre>
+ * _pgetl.mirror_tables        one row per source table: its target name, the schema version
+ *                             applied, and applied_commit_lsn/applied_tx_ordinal = the greatest
+ *                             event sequence key applied to it
+ * _pgetl.mirror_columns       one row per column: the source attnum it mirrors, its name, the
+ *                             source type and the target type, its position in the key
+ * _pgetl.mirror_copy_batches  the copy batch ids stored by the current copy attempt
+ * _pgetl.mirror_messages      the user logical messages received, keyed by sequence key
+ * </pre>
+ *
+ * <p>It also creates a target table and brings it in line with a new source schema ({@link
+ * #ensure}): columns are matched by {@code attnum} ({@link ColumnSchema#ordinalPosition()}), which
+ * a rename keeps, so a column that disappears is dropped, one whose name changed is renamed, one
+ * whose type changed is converted, and a new one is added — in the transaction of the rows that
+ * follow.
+ *
+ * <h2>Threads</h2>
+ *
+ * Thread-safe. Committed knowledge is a map of immutable {@link Table} values. A transaction works
+ * on a {@link Staged} copy of the entries it changes and {@linkplain #publish publishes} them only
+ * after it commits, so a rolled-back transaction leaves nothing behind in memory. DDL on a table
+ * runs under a transaction-scoped advisory lock on the table, so that two copy threads that both
+ * see a table missing create it once: the second waits, then reads what the first committed.
+ */
+final class MirrorCatalog {
+  /** The schema of the bookkeeping tables. A source schema of this name is not supported. */
+  static final String META_SCHEMA = "_pgetl";
+
+  /**
+   * One column of a target table.
+   *
+   * @param attnum the source column's attnum
+   * @param name the column name (the source name)
+   * @param typeOid the source type oid the column was made for
+   * @param typeModifier the source type modifier
+   * @param sourceType the source type as {@code format_type} prints it
+   * @param targetType the target column's type: {@code sourceType}, or {@code text} when the target
+   *     database has no type of that name (enums, domains, composite types of the source)
+   * @param keyOrdinal the 1-based position in the target's primary key, 0 when not in it
+   */
+  record Column(
+      int attnum,
+      String name,
+      int typeOid,
+      int typeModifier,
+      String sourceType,
+      String targetType,
+      int keyOrdinal) {
+    String quoted() {
+      return TableName.quoteIdentifier(name);
+    }
+  }
+
+  /**
+   * One target table, immutable.
+   *
+   * @param id the source table
+   * @param sourceName the source table's name when the target table was created
+   * @param schema the target schema
+   * @param name the target table name
+   * @param columns the columns, by source attnum, ascending
+   * @param schemaSnapshotLsn the snapshot LSN of the source schema version applied
+   * @param appliedThrough the greatest event sequence key applied, or null before the first event
+   */
+  record Table(
+      TableId id,
+      String sourceName,
+      String schema,
+      String name,
+      List<Column> columns,
+      Lsn schemaSnapshotLsn,
+      EventSequenceKey appliedThrough) {
+    Table {
+      columns = List.copyOf(columns);
+    }
+
+    /** Returns the quoted, qualified target name. */
+    String quotedName() {
+      return TableName.quoteIdentifier(schema) + "." + TableName.quoteIdentifier(name);
+    }
+
+    /** Returns the column that mirrors a source attnum. */
+    Column column(int attnum) {
+      for (Column c : columns) {
+        if (c.attnum() == attnum) {
+          return c;
+        }
+      }
+      throw new IllegalStateException("no column for attnum " + attnum + " in " + quotedName());
+    }
+
+    /** Returns the key columns in key order; empty for a table without a key. */
+    List<Column> key() {
+      return columns.stream()
+          .filter(c -> c.keyOrdinal() > 0)
+          .sorted((a, b) -> a.keyOrdinal() - b.keyOrdinal())
+          .toList();
+    }
+
+    Table withAppliedThrough(EventSequenceKey key) {
+      return new Table(id, sourceName, schema, name, columns, schemaSnapshotLsn, key);
+    }
+
+    /** Returns true when this table already mirrors the columns and key of {@code s}. */
+    boolean matches(ReplicatedTableSchema s) {
+      if (columns.size() != s.columnCount() || !schemaSnapshotLsn.equals(snapshotLsn(s))) {
+        return false;
+      }
+      int[] key = keyIndexes(s);
+      for (int i = 0; i < s.columnCount(); i++) {
+        ColumnSchema cs = s.columns().get(i);
+        Column c = columns.get(i); // both in attnum order
+        if (c.attnum() != cs.ordinalPosition()
+            || !c.name().equals(cs.name())
+            || c.typeOid() != cs.typeOid()
+            || c.typeModifier() != cs.typeModifier()
+            || c.keyOrdinal() != keyOrdinal(key, i)) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /**
+   * The catalog changes of one transaction, visible to that transaction at once and to others after
+   * {@link #publish}. A null value marks a table dropped.
+   */
+  static final class Staged {
+    private final Map<TableId, Table> tables = new HashMap<>();
+    private final Map<TableId, Boolean> changedSchema = new LinkedHashMap<>();
+
+    void put(Table t) {
+      tables.put(t.id(), t);
+    }
+  }
+
+  private final String pipelineId;
+  private final DestinationTableMetadataStore metadata;
+  private final Map<TableId, Table> tables = new ConcurrentHashMap<>();
+  private final Map<String, String> targetTypes = new ConcurrentHashMap<>();
+
+  MirrorCatalog(String pipelineId, DestinationTableMetadataStore metadata) {
+    this.pipelineId = pipelineId;
+    this.metadata = metadata;
+  }
+
+  // --- bookkeeping tables and loading
+
+  /** Creates the bookkeeping tables when the database is new (under a lock: pipelines may race). */
+  void createMetadataTables(Connection conn) throws SQLException {
+    exec(conn, "SELECT pg_advisory_xact_lock(hashtext('pgetl mirror metadata'))");
+    exec(conn, "CREATE SCHEMA IF NOT EXISTS " + META_SCHEMA);
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_tables (pipeline_id text, table_oid bigint,"
+            + " source_name text NOT NULL, target_schema text NOT NULL, target_table text NOT NULL,"
+            + " schema_snapshot_lsn pg_lsn NOT NULL, applied_commit_lsn pg_lsn,"
+            + " applied_tx_ordinal bigint, PRIMARY KEY (pipeline_id, table_oid))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_columns (pipeline_id text, table_oid bigint,"
+            + " attnum integer, column_name text NOT NULL, type_oid bigint NOT NULL,"
+            + " type_modifier integer NOT NULL, source_type text NOT NULL,"
+            + " target_type text NOT NULL, key_ordinal integer NOT NULL,"
+            + " PRIMARY KEY (pipeline_id, table_oid, attnum))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_batches (pipeline_id text,"
+            + " table_oid bigint, attempt_id uuid, sequence bigint,"
+            + " PRIMARY KEY (pipeline_id, table_oid, attempt_id, sequence))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_messages (pipeline_id text, sequence_key text,"
+            + " commit_lsn pg_lsn NOT NULL, start_lsn pg_lsn NOT NULL,"
+            + " transactional boolean NOT NULL, prefix text NOT NULL, content bytea NOT NULL,"
+            + " PRIMARY KEY (pipeline_id, sequence_key))");
+  }
+
+  /** Reads every table of this pipeline from the bookkeeping tables, replacing what memory held. */
+  void load(Connection conn) throws SQLException {
+    tables.clear();
+    for (Table t : read(conn, null)) {
+      tables.put(t.id(), t);
+    }
+  }
+
+  /** Returns the committed tables, for announcing their metadata. */
+  Collection<Table> tables() {
+    return tables.values();
+  }
+
+  /** Returns a table as the transaction sees it: its staged version, else the committed one. */
+  Table table(Staged staged, TableId id) {
+    return staged.tables.containsKey(id) ? staged.tables.get(id) : tables.get(id);
+  }
+
+  /**
+   * Makes a transaction's changes visible to all threads and announces the schema versions it
+   * applied. Call after the commit.
+   */
+  void publish(Staged staged) {
+    staged.tables.forEach(
+        (id, t) -> {
+          if (t == null) {
+            tables.remove(id);
+          } else {
+            tables.put(id, t);
+          }
+        });
+    staged.changedSchema.forEach(
+        (id, unused) -> {
+          Table t = tables.get(id);
+          if (t != null) {
+            announce(t, true);
+          }
+        });
+  }
+
+  /**
+   * Announces a table's {@link DestinationTableMetadata} to the pipeline's store.
+   *
+   * @param t the table
+   * @param applied false while a schema change is not committed yet
+   */
+  void announce(Table t, boolean applied) {
+    metadata.put(
+        t.id(), new DestinationTableMetadata(t.quotedName(), t.schemaSnapshotLsn(), applied));
+  }
+
+  // --- creating and changing tables
+
+  /**
+   * Returns the target table of a source table as this transaction sees it, creating it or bringing
+   * its columns and key in line with {@code schema} first.
+   *
+   * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
+   * @param schema the source table's schema from this point on
+   * @return the table
+   * @throws SQLException when DDL fails
+   */
+  Table ensure(Connection conn, Staged staged, ReplicatedTableSchema schema) throws SQLException {
+    Table t = table(staged, schema.id());
+    if (t != null && t.matches(schema)) {
+      return t;
+    }
+    lockTable(conn, schema.id());
+    // another thread or process may have changed the table before we got the lock
+    List<Table> committed = read(conn, schema.id());
+    t = committed.isEmpty() ? null : committed.get(0);
+    if (t == null) {
+      t = create(conn, schema);
+    } else if (!t.matches(schema)) {
+      t = reconcile(conn, t, schema);
+    }
+    staged.put(t);
+    staged.changedSchema.put(t.id(), Boolean.TRUE);
+    return t;
+  }
+
+  private Table create(Connection conn, ReplicatedTableSchema schema) throws SQLException {
+    TableName name = schema.name();
+    forgetOtherOids(conn, schema.id(), name);
+    int[] key = keyIndexes(schema);
+    List<Column> columns = new ArrayList<>();
+    List<String> defs = new ArrayList<>();
+    for (int i = 0; i < schema.columnCount(); i++) {
+      Column c = columnFor(conn, schema.columns().get(i), keyOrdinal(key, i));
+      columns.add(c);
+      defs.add(c.quoted() + " " + c.targetType());
+    }
+    List<String> keyNames = new ArrayList<>();
+    for (int k : key) {
+      keyNames.add(TableName.quoteIdentifier(schema.columns().get(k).name()));
+    }
+    if (!keyNames.isEmpty()) {
+      defs.add("PRIMARY KEY (" + String.join(", ", keyNames) + ")");
+    }
+    Table t =
+        new Table(
+            schema.id(),
+            name.toString(),
+            name.schema(),
+            name.name(),
+            columns,
+            snapshotLsn(schema),
+            null);
+    exec(conn, "CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(t.schema()));
+    exec(conn, "CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
+    update(
+        conn,
+        "INSERT INTO _pgetl.mirror_tables (pipeline_id, table_oid, source_name, target_schema,"
+            + " target_table, schema_snapshot_lsn) VALUES (?, ?, ?, ?, ?, ?::pg_lsn)",
+        pipelineId,
+        t.id().oid(),
+        t.sourceName(),
+        t.schema(),
+        t.name(),
+        t.schemaSnapshotLsn().toString());
+    saveColumns(conn, t);
+    announce(t, false);
+    return t;
+  }
+
+  /**
+   * Removes the tables this pipeline created under the same target name for another source oid: a
+   * source table dropped and created again gets a new oid.
+   */
+  private void forgetOtherOids(Connection conn, TableId id, TableName name) throws SQLException {
+    for (Table old : read(conn, null)) {
+      if (!old.id().equals(id)
+          && old.schema().equals(name.schema())
+          && old.name().equals(name.name())) {
+        exec(conn, "DROP TABLE IF EXISTS " + old.quotedName());
+        forget(conn, old.id());
+        tables.remove(old.id());
+      }
+    }
+  }
+
+  private Column columnFor(Connection conn, ColumnSchema cs, int keyOrdinal) throws SQLException {
+    return new Column(
+        cs.ordinalPosition(),
+        cs.name(),
+        cs.typeOid(),
+        cs.typeModifier(),
+        cs.typeName(),
+        targetType(conn, cs.typeName()),
+        keyOrdinal);
+  }
+
+  /**
+   * Returns the source type name when the target database knows a type of that name, else {@code
+   * text}: enums, domains and composite types exist in the source only, and their values arrive in
+   * their text form.
+   */
+  private String targetType(Connection conn, String sourceType) throws SQLException {
+    String known = targetTypes.get(sourceType);
+    if (known != null) {
+      return known;
+    }
+    String type;
+    try (PreparedStatement ps = conn.prepareStatement("SELECT to_regtype(?) IS NOT NULL")) {
+      ps.setString(1, sourceType);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        type = rs.getBoolean(1) ? sourceType : "text";
+      }
+    }
+    targetTypes.put(sourceType, type);
+    return type;
+  }
+
+  private Table reconcile(Connection conn, Table t, ReplicatedTableSchema schema)
+      throws SQLException {
+    announce(t, false); // "a schema change is being applied"
+    Map<Integer, Column> now = new LinkedHashMap<>();
+    t.columns().forEach(c -> now.put(c.attnum(), c));
+    Map<Integer, ColumnSchema> wanted = new LinkedHashMap<>();
+    schema.columns().forEach(cs -> wanted.put(cs.ordinalPosition(), cs));
+    int[] key = keyIndexes(schema);
+    List<Column> oldKey = t.key();
+    List<Integer> newKey = new ArrayList<>();
+    for (int k : key) {
+      newKey.add(schema.columns().get(k).ordinalPosition());
+    }
+    boolean keyChanges = !oldKey.stream().map(Column::attnum).toList().equals(newKey);
+    if (keyChanges && !oldKey.isEmpty()) {
+      dropPrimaryKey(conn, t);
+    }
+    for (Column c : List.copyOf(now.values())) {
+      if (!wanted.containsKey(c.attnum())) {
+        exec(conn, "ALTER TABLE " + t.quotedName() + " DROP COLUMN " + c.quoted());
+        now.remove(c.attnum());
+      }
+    }
+    // renames go through temporary names first, so that swapped names never collide
+    List<Column> renamed =
+        now.values().stream().filter(c -> !wanted.get(c.attnum()).name().equals(c.name())).toList();
+    for (Column c : renamed) {
+      exec(
+          conn,
+          "ALTER TABLE "
+              + t.quotedName()
+              + " RENAME COLUMN "
+              + c.quoted()
+              + " TO "
+              + TableName.quoteIdentifier("_pgetl_rename_" + c.attnum()));
+    }
+    for (Column c : renamed) {
+      String newName = wanted.get(c.attnum()).name();
+      exec(
+          conn,
+          "ALTER TABLE "
+              + t.quotedName()
+              + " RENAME COLUMN "
+              + TableName.quoteIdentifier("_pgetl_rename_" + c.attnum())
+              + " TO "
+              + TableName.quoteIdentifier(newName));
+    }
+    List<Column> columns = new ArrayList<>();
+    for (int i = 0; i < schema.columnCount(); i++) {
+      ColumnSchema cs = schema.columns().get(i);
+      Column before = now.get(cs.ordinalPosition());
+      Column after = columnFor(conn, cs, keyOrdinal(key, i));
+      if (before == null) {
+        exec(
+            conn,
+            "ALTER TABLE "
+                + t.quotedName()
+                + " ADD COLUMN "
+                + after.quoted()
+                + " "
+                + after.targetType());
+      } else if (before.typeOid() != cs.typeOid() || before.typeModifier() != cs.typeModifier()) {
+        after = retype(conn, t, after);
+      } else {
+        after = // the type stays: a column that fell back to text keeps text
+            new Column(
+                after.attnum(),
+                after.name(),
+                after.typeOid(),
+                after.typeModifier(),
+                after.sourceType(),
+                before.targetType(),
+                after.keyOrdinal());
+      }
+      columns.add(after);
+    }
+    if (keyChanges && !newKey.isEmpty()) {
+      List<String> names = new ArrayList<>();
+      for (int k : key) {
+        names.add(TableName.quoteIdentifier(schema.columns().get(k).name()));
+      }
+      exec(
+          conn,
+          "ALTER TABLE " + t.quotedName() + " ADD PRIMARY KEY (" + String.join(", ", names) + ")");
+    }
+    Table changed =
+        new Table(
+            t.id(),
+            t.sourceName(),
+            t.schema(),
+            t.name(),
+            columns,
+            snapshotLsn(schema),
+            t.appliedThrough());
+    update(
+        conn,
+        "UPDATE _pgetl.mirror_tables SET schema_snapshot_lsn = ?::pg_lsn"
+            + " WHERE pipeline_id = ? AND table_oid = ?",
+        changed.schemaSnapshotLsn().toString(),
+        pipelineId,
+        t.id().oid());
+    update(
+        conn,
+        "DELETE FROM _pgetl.mirror_columns WHERE pipeline_id = ? AND table_oid = ?",
+        pipelineId,
+        t.id().oid());
+    saveColumns(conn, changed);
+    return changed;
+  }
+
+  /**
+   * Converts a column whose source type changed: to the new type when every stored value converts
+   * through its text form, else to text (nothing is silently turned into NULL).
+   */
+  private Column retype(Connection conn, Table t, Column c) throws SQLException {
+    String alter = "ALTER TABLE " + t.quotedName() + " ALTER COLUMN " + c.quoted() + " TYPE ";
+    exec(conn, "SAVEPOINT pgetl_retype");
+    try {
+      exec(conn, alter + c.targetType() + " USING " + c.quoted() + "::text::" + c.targetType());
+      exec(conn, "RELEASE SAVEPOINT pgetl_retype");
+      return c;
+    } catch (SQLException e) {
+      exec(conn, "ROLLBACK TO SAVEPOINT pgetl_retype");
+      exec(conn, alter + "text USING " + c.quoted() + "::text");
+      return new Column(
+          c.attnum(),
+          c.name(),
+          c.typeOid(),
+          c.typeModifier(),
+          c.sourceType(),
+          "text",
+          c.keyOrdinal());
+    }
+  }
+
+  private void dropPrimaryKey(Connection conn, Table t) throws SQLException {
+    String name = null;
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT conname FROM pg_constraint WHERE conrelid = ?::regclass AND contype = 'p'")) {
+      ps.setString(1, t.quotedName());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          name = rs.getString(1);
+        }
+      }
+    }
+    if (name != null) {
+      exec(
+          conn,
+          "ALTER TABLE " + t.quotedName() + " DROP CONSTRAINT " + TableName.quoteIdentifier(name));
+    }
+  }
+
+  /**
+   * Drops a source table's target table and every bookkeeping row of it (for a new copy). A table
+   * of that name that pgetl did not create is left alone (creating the table later fails).
+   *
+   * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
+   * @param id the source table
+   * @param name the source table's name
+   * @throws SQLException when the DDL fails
+   */
+  void drop(Connection conn, Staged staged, TableId id, TableName name) throws SQLException {
+    lockTable(conn, id);
+    for (Table t : read(conn, null)) {
+      boolean sameName = t.schema().equals(name.schema()) && t.name().equals(name.name());
+      if (t.id().equals(id) || sameName) {
+        exec(conn, "DROP TABLE IF EXISTS " + t.quotedName());
+        forget(conn, t.id());
+        staged.tables.put(t.id(), null);
+      }
+    }
+    forget(conn, id);
+    staged.tables.put(id, null);
+  }
+
+  private void forget(Connection conn, TableId id) throws SQLException {
+    for (String meta : List.of("mirror_tables", "mirror_columns", "mirror_copy_batches")) {
+      update(
+          conn,
+          "DELETE FROM _pgetl." + meta + " WHERE pipeline_id = ? AND table_oid = ?",
+          pipelineId,
+          id.oid());
+    }
+  }
+
+  // --- idempotency bookkeeping
+
+  /**
+   * Records a copy batch as stored, unless it was stored before.
+   *
+   * @return true when the batch is new and its rows must be written
+   */
+  boolean recordCopyBatch(Connection conn, TableId id, TableCopyBatchId batch) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_copy_batches VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, batch.attemptId());
+      ps.setLong(4, batch.sequence());
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /**
+   * Stores the greatest sequence key applied to a table.
+   *
+   * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
+   * @param t the table, with its new {@link Table#appliedThrough()}
+   */
+  void saveAppliedThrough(Connection conn, Staged staged, Table t) throws SQLException {
+    update(
+        conn,
+        "UPDATE _pgetl.mirror_tables SET applied_commit_lsn = ?::pg_lsn, applied_tx_ordinal = ?"
+            + " WHERE pipeline_id = ? AND table_oid = ?",
+        t.appliedThrough().commitLsn().toString(),
+        t.appliedThrough().txOrdinal(),
+        pipelineId,
+        t.id().oid());
+    staged.put(t);
+  }
+
+  /** Stores a user logical message; a message stored before (same sequence key) is ignored. */
+  void recordMessage(Connection conn, Event.Message m) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_messages VALUES (?, ?, ?::pg_lsn, ?::pg_lsn, ?, ?, ?)"
+                + " ON CONFLICT DO NOTHING")) {
+      ps.setString(1, pipelineId);
+      ps.setString(2, m.sequenceKey().toString());
+      ps.setString(3, m.commitLsn().toString());
+      ps.setString(4, m.startLsn().toString());
+      ps.setBoolean(5, m.transactional());
+      ps.setString(6, m.prefix());
+      ps.setBytes(7, m.content());
+      ps.executeUpdate();
+    }
+  }
+
+  // --- helpers
+
+  /** The key the target table gets: the replica identity columns, else the primary key. */
+  static int[] keyIndexes(ReplicatedTableSchema s) {
+    int[] identity = s.identityColumnIndexes();
+    if (identity.length > 0) {
+      return identity;
+    }
+    List<ColumnSchema> columns = s.columns();
+    return java.util.stream.IntStream.range(0, columns.size())
+        .filter(i -> columns.get(i).isPrimaryKey())
+        .boxed()
+        .sorted((a, b) -> columns.get(a).primaryKeyOrdinal() - columns.get(b).primaryKeyOrdinal())
+        .mapToInt(Integer::intValue)
+        .toArray();
+  }
+
+  private static int keyOrdinal(int[] key, int columnIndex) {
+    for (int k = 0; k < key.length; k++) {
+      if (key[k] == columnIndex) {
+        return k + 1;
+      }
+    }
+    return 0;
+  }
+
+  private static Lsn snapshotLsn(ReplicatedTableSchema s) {
+    return s.tableSchema().snapshotLsn();
+  }
+
+  private void lockTable(Connection conn, TableId id) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?), ?)")) {
+      ps.setString(1, "pgetl mirror " + pipelineId);
+      ps.setInt(2, (int) id.oid());
+      ps.execute();
+    }
+  }
+
+  /** Reads one table (or all when {@code only} is null) of this pipeline from the bookkeeping. */
+  private List<Table> read(Connection conn, TableId only) throws SQLException {
+    Map<Long, List<Column>> columns = new HashMap<>();
+    String filter = only == null ? "" : " AND table_oid = " + only.oid();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT table_oid, attnum, column_name, type_oid, type_modifier, source_type,"
+                + " target_type, key_ordinal FROM _pgetl.mirror_columns WHERE pipeline_id = ?"
+                + filter
+                + " ORDER BY table_oid, attnum")) {
+      ps.setString(1, pipelineId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          columns
+              .computeIfAbsent(rs.getLong(1), k -> new ArrayList<>())
+              .add(
+                  new Column(
+                      rs.getInt(2),
+                      rs.getString(3),
+                      (int) rs.getLong(4),
+                      rs.getInt(5),
+                      rs.getString(6),
+                      rs.getString(7),
+                      rs.getInt(8)));
+        }
+      }
+    }
+    List<Table> out = new ArrayList<>();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT table_oid, source_name, target_schema, target_table, schema_snapshot_lsn,"
+                + " applied_commit_lsn, applied_tx_ordinal FROM _pgetl.mirror_tables"
+                + " WHERE pipeline_id = ?"
+                + filter)) {
+      ps.setString(1, pipelineId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String applied = rs.getString(6);
+          out.add(
+              new Table(
+                  new TableId(rs.getLong(1)),
+                  rs.getString(2),
+                  rs.getString(3),
+                  rs.getString(4),
+                  columns.getOrDefault(rs.getLong(1), List.of()),
+                  Lsn.parse(rs.getString(5)),
+                  applied == null
+                      ? null
+                      : new EventSequenceKey(Lsn.parse(applied), rs.getLong(7))));
+        }
+      }
+    }
+    return out;
+  }
+
+  private void saveColumns(Connection conn, Table t) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_columns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+      for (Column c : t.columns()) {
+        ps.setString(1, pipelineId);
+        ps.setLong(2, t.id().oid());
+        ps.setInt(3, c.attnum());
+        ps.setString(4, c.name());
+        ps.setLong(5, Integer.toUnsignedLong(c.typeOid()));
+        ps.setInt(6, c.typeModifier());
+        ps.setString(7, c.sourceType());
+        ps.setString(8, c.targetType());
+        ps.setInt(9, c.keyOrdinal());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+  }
+
+  static void exec(Connection conn, String sql) throws SQLException {
+    try (Statement s = conn.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  private static void update(Connection conn, String sql, Object... params) throws SQLException {
+    try (PreparedStatement ps = conn.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        if (params[i] == null) {
+          ps.setNull(i + 1, Types.VARCHAR);
+        } else {
+          ps.setObject(i + 1, params[i]);
+        }
+      }
+      ps.executeUpdate();
+    }
+  }
+
+  /** Fails for a source table whose rows cannot be matched in the target. */
+  static EtlException identityError(Table t, String what) {
+    return new EtlException(
+        ErrorKind.SOURCE_REPLICA_IDENTITY_ERROR,
+        "cannot find the row to change in target table " + t.quotedName() + ": " + what,
+        "give the source table a primary key or REPLICA IDENTITY FULL, then reset the table");
+  }
+}

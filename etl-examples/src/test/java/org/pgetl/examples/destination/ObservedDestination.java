@@ -1,0 +1,106 @@
+package org.pgetl.examples.destination;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.Outcome;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.error.EtlException;
+import org.pgetl.model.Event;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.UpdatedRow;
+
+/**
+ * Wraps a destination and watches what it is sent and how it answers, forwarding every call and
+ * every answer unchanged: partial updates and schema changes seen, failures answered, and when a
+ * marker row's insert was answered durable (the pipeline caught up to that point).
+ */
+final class ObservedDestination implements Destination {
+  private final Destination delegate;
+  private final String markerTable;
+  final AtomicInteger partialUpdates = new AtomicInteger();
+  final AtomicInteger relationsWithColumn = new AtomicInteger();
+  final AtomicInteger copiedRows = new AtomicInteger();
+  final ConcurrentLinkedQueue<EtlException> failures = new ConcurrentLinkedQueue<>();
+  final CompletableFuture<Void> markerDurable = new CompletableFuture<>();
+  private final String watchedColumn;
+
+  /**
+   * Wraps a destination.
+   *
+   * @param delegate the destination under test
+   * @param markerTable the unqualified name of the table whose insert marks "caught up"
+   * @param watchedColumn a column name whose appearance in a Relation event is counted
+   */
+  ObservedDestination(Destination delegate, String markerTable, String watchedColumn) {
+    this.delegate = Objects.requireNonNull(delegate);
+    this.markerTable = markerTable;
+    this.watchedColumn = watchedColumn;
+  }
+
+  @Override
+  public String name() {
+    return delegate.name();
+  }
+
+  @Override
+  public void startup(DestinationContext context) {
+    delegate.startup(context);
+  }
+
+  @Override
+  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+    delegate.dropTableForCopy(table, forward(result, false));
+  }
+
+  @Override
+  public void writeTableRows(
+      ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+    if (write instanceof TableCopyWrite.Batch b) {
+      copiedRows.addAndGet(b.rows().size());
+    }
+    delegate.writeTableRows(table, write, forward(result, false));
+  }
+
+  @Override
+  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+    boolean marker = false;
+    for (Event e : events) {
+      if (e instanceof Event.Update u && u.row() instanceof UpdatedRow.Partial) {
+        partialUpdates.incrementAndGet();
+      } else if (e instanceof Event.Relation r && r.table().indexOf(watchedColumn) >= 0) {
+        relationsWithColumn.incrementAndGet();
+      } else if (e instanceof Event.Insert i && i.table().name().name().equals(markerTable)) {
+        marker = true;
+      }
+    }
+    delegate.writeEvents(events, durability, forward(result, marker));
+  }
+
+  @Override
+  public void shutdown() {
+    delegate.shutdown();
+  }
+
+  private AsyncResult forward(AsyncResult outer, boolean marker) {
+    AsyncResult inner = AsyncResult.create();
+    inner
+        .completion()
+        .thenAccept(
+            o -> {
+              if (o.kind() == Outcome.Kind.FAILED) {
+                failures.add(o.error());
+              } else if (marker && o.kind() == Outcome.Kind.DURABLE) {
+                markerDurable.complete(null);
+              }
+              outer.send(o);
+            });
+    return inner;
+  }
+}

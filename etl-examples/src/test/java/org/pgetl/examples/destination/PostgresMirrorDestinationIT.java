@@ -1,0 +1,486 @@
+package org.pgetl.examples.destination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.pgetl.examples.destination.Scenario.assertDurable;
+import static org.pgetl.examples.destination.Scenario.await;
+import static org.pgetl.examples.destination.Scenario.col;
+import static org.pgetl.examples.destination.Scenario.keyed;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Outcome;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.PgArray;
+import org.pgetl.model.PgInterval;
+import org.pgetl.model.PgNumeric;
+import org.pgetl.model.PgText;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.TableSchema;
+import org.pgetl.testkit.TestDatabase;
+import org.pgetl.testkit.WithPostgres;
+
+/**
+ * {@link PostgresMirrorDestination} driven the way the engine drives it, into a real PostgreSQL
+ * database (the test class's own database is the target).
+ */
+@WithPostgres
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class PostgresMirrorDestinationIT {
+
+  static PgConnectionConfig target(TestDatabase db) {
+    return PgConnectionConfig.builder()
+        .host(db.host())
+        .port(db.port())
+        .database(db.name())
+        .user(db.user())
+        .password(db.password())
+        .build();
+  }
+
+  private static PostgresMirrorDestination started(TestDatabase db, Scenario.Context ctx) {
+    PostgresMirrorDestination d = new PostgresMirrorDestination(target(db), 3);
+    d.startup(ctx);
+    return d;
+  }
+
+  @Test
+  void copyThenStreamsThenRestartWithReplayEndsWithTheSourceStateAndNoDuplicates(TestDatabase db)
+      throws Exception {
+    Scenario scenario = new Scenario();
+    Scenario.Context ctx = new Scenario.Context();
+
+    PostgresMirrorDestination first = started(db, ctx);
+    scenario.firstRun(first);
+    first.shutdown();
+
+    PostgresMirrorDestination second = started(db, ctx);
+    scenario.secondRun(second);
+    second.shutdown();
+
+    ReferenceTables expected = scenario.expected();
+    try (Connection c = connect(db)) {
+      for (ReplicatedTableSchema t :
+          List.of(Scenario.ORDERS, Scenario.EVENTS_LOG, Scenario.ITEMS, Scenario.AUDIT)) {
+        List<String> columns = expected.columns(t.id());
+        assertThat(columnNames(c, t.name())).as("columns of %s", t.name()).isEqualTo(columns);
+        assertThat(read(c, t.name().quoted(), columns))
+            .as("rows of %s", t.name())
+            .isEqualTo(expected.render(t.id(), v -> v == null ? "NULL" : PgText.format(v)));
+      }
+      assertThat(
+              query(c, "SELECT prefix, convert_from(content, 'UTF8') FROM _pgetl.mirror_messages"))
+          .containsExactly("audit|hello ✓");
+      assertThat(
+              query(c, "SELECT count(*) FROM _pgetl.mirror_copy_batches WHERE table_oid = 16404"))
+          .as("only the batches of audit's second copy attempt are remembered")
+          .containsExactly("3");
+    }
+    assertThat(ctx.metadata.get(Scenario.ORDERS.id()).destinationTableId())
+        .isEqualTo("\"public\".\"orders\"");
+    assertThat(ctx.metadata.get(Scenario.ORDERS.id()).applied()).isTrue();
+    assertThat(ctx.metadata.get(Scenario.ORDERS.id()).snapshotLsn())
+        .isEqualTo(Scenario.ORDERS_V2.tableSchema().snapshotLsn());
+  }
+
+  @Test
+  void storesEveryValueTypeExactlyAndUnknownTypesAsText(TestDatabase db) throws Exception {
+    ReplicatedTableSchema types =
+        keyed(
+            18001,
+            "types",
+            "all_types",
+            col("id", 23, "integer", 1, 1),
+            col("b", 16, "boolean", 2, 0),
+            col("i2", 21, "smallint", 3, 0),
+            col("f4", 700, "real", 4, 0),
+            col("f8", 701, "double precision", 5, 0),
+            col("n", 1700, "numeric", 6, 0),
+            col("by", 17, "bytea", 7, 0),
+            col("d", 1082, "date", 8, 0),
+            col("t", 1083, "time without time zone", 9, 0),
+            col("tz", 1266, "time with time zone", 10, 0),
+            col("ts", 1114, "timestamp without time zone", 11, 0),
+            col("tstz", 1184, "timestamp with time zone", 12, 0),
+            col("iv", 1186, "interval", 13, 0),
+            col("u", 2950, "uuid", 14, 0),
+            col("j", 3802, "jsonb", 15, 0),
+            col("txt", 1009, "text[]", 16, 0),
+            col("grid", 1007, "integer[]", 17, 0),
+            col("pt", 600, "point", 18, 0),
+            col("mood", 99001, "source_only_mood", 19, 0),
+            col("tab", 25, "text", 20, 0));
+    TableRow first =
+        TableRow.of(
+            1,
+            true,
+            (short) -2,
+            Float.NaN,
+            Double.NEGATIVE_INFINITY,
+            PgNumeric.NAN,
+            new byte[] {0, (byte) 0xff},
+            LocalDate.of(-43, 3, 15),
+            LocalTime.MAX,
+            OffsetTime.of(1, 2, 3, 500_000_000, ZoneOffset.ofHoursMinutes(-5, -30)),
+            LocalDateTime.MAX,
+            Instant.MIN,
+            new PgInterval(-14, 3, 14_706_789_000L),
+            UUID.fromString("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+            "{\"a\": [1, 2]}",
+            PgArray.ofList(25, List.of("a,b", "", "q\"uote", "NULL")),
+            new PgArray(23, List.of(2, 2), List.of(1, 1), Arrays.asList(1, null, 3, 4)),
+            "(1,2)",
+            "happy",
+            "tab\there\nnew line \\ backslash");
+    TableRow second =
+        TableRow.of(
+            2,
+            false,
+            (short) 7,
+            1.5f,
+            0.1,
+            PgNumeric.of(new BigDecimal("123456789012345678901234567890.123456789")),
+            new byte[0],
+            LocalDate.MIN,
+            LocalTime.of(10, 15, 30, 500_000),
+            OffsetTime.of(1, 0, 0, 0, ZoneOffset.UTC),
+            LocalDateTime.of(1500, 1, 1, 0, 0, 0, 123_456_000),
+            Instant.parse("2024-01-31T10:15:30.5Z"),
+            new PgInterval(0, 0, 0),
+            UUID.fromString("00000000-0000-0000-0000-000000000000"),
+            "[]",
+            PgArray.ofList(25, List.of()),
+            null,
+            null,
+            null,
+            "");
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.Copy copy = Scenario.copyOf(types, List.of(first), 10);
+      Scenario.sendBatch(d, copy, 0);
+      Scenario.finish(d, types);
+      events(d, new Scenario.Tx(0x9000, 1).insert(types, second).end());
+    } finally {
+      d.shutdown();
+    }
+    try (Connection c = connect(db)) {
+      for (TableRow row : List.of(first, second)) {
+        Map<String, String> stored = row(c, "types.all_types", "id = " + row.get(0));
+        for (int i = 0; i < types.columnCount(); i++) {
+          Object v = row.get(i);
+          assertThat(stored.get(types.columns().get(i).name()))
+              .as("column %s of row %s", types.columns().get(i).name(), row.get(0))
+              .isEqualTo(v == null ? null : PgText.format(v));
+        }
+      }
+      assertThat(
+              query(
+                  c,
+                  "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+                      + " WHERE attrelid = 'types.all_types'::regclass AND attname IN ('n', 'mood', 'grid')"
+                      + " ORDER BY attnum"))
+          .containsExactly("numeric", "integer[]", "text");
+    }
+  }
+
+  @Test
+  void aRelationSharesTheKeyOfTheChangeAfterItAndDoesNotHideIt(TestDatabase db) {
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.finish(d, Scenario.SHARED_V1);
+      Scenario.writeRelationsSharingKeys(d);
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v, added FROM public.shared ORDER BY id"))
+        .containsExactly(Arrays.asList("1", "one", null), List.of("2", "two", "22"));
+  }
+
+  @Test
+  void foldsTheChangesOfEachKeyIntoTheirNetEffectWithoutChangingTheOutcome(TestDatabase db) {
+    ReplicatedTableSchema t =
+        keyed(
+            18007,
+            "fold",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0),
+            col("w", 25, "text", 3, 0),
+            col("big", 25, "text", 4, 0));
+    List<TableRow> before =
+        List.of(
+            TableRow.of(3, "v3", "w3", "big3"),
+            TableRow.of(4, "v4", "w4", "big4"),
+            TableRow.of(5, "v5", "w5", "big5"),
+            TableRow.of(6, "v6", "w6", "big6"),
+            TableRow.of(7, "v7", "w7", "big7"));
+    List<Event> batch =
+        new Scenario.Tx(0x1000, 1)
+            .insert(t, TableRow.of(1, "v1", "w1", "big1"))
+            .update(t, Scenario.partial(4, new int[] {3}, 1, "v1b", "w1b"), null)
+            .insert(t, TableRow.of(2, "v2", "w2", "big2"))
+            .delete(t, Scenario.key(2))
+            .delete(t, Scenario.key(3))
+            .insert(t, TableRow.of(3, "v3 again", null, "big3 again"))
+            .update(t, Scenario.partial(4, new int[] {2, 3}, 4, "v4b"), null)
+            .update(t, Scenario.partial(4, new int[] {1, 3}, 4, "w4b"), null)
+            .update(t, Scenario.partial(4, new int[] {3}, 50, "v5b", "w5b"), Scenario.key(5))
+            .update(t, Scenario.full(60, "v60", "w60", "big60"), Scenario.key(6))
+            .update(t, Scenario.partial(4, new int[] {3}, 60, "v60b", null), null)
+            .update(t, Scenario.partial(4, new int[] {3}, 7, null, "w7b"), null)
+            .delete(t, Scenario.key(7))
+            .end();
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.sendBatch(d, Scenario.copyOf(t, before, 10), 0);
+      Scenario.finish(d, t);
+      events(d, batch);
+      events(d, batch); // a replay changes nothing
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v, w, big FROM fold.t ORDER BY id"))
+        .containsExactly(
+            List.of("1", "v1b", "w1b", "big1"),
+            Arrays.asList("3", "v3 again", null, "big3 again"),
+            List.of("4", "v4b", "w4b", "big4"),
+            List.of("50", "v5b", "w5b", "big5"),
+            Arrays.asList("60", "v60b", null, "big60"));
+  }
+
+  @Test
+  void concurrentFirstBatchesOfANewTableCreateItOnce(TestDatabase db) throws Exception {
+    ReplicatedTableSchema t =
+        keyed(18003, "par", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    List<TableRow> rows = Scenario.rows(0, 400, i -> TableRow.of(i, "v" + i));
+    Scenario.Copy copy = Scenario.copyOf(t, rows, 25);
+    PostgresMirrorDestination d = new PostgresMirrorDestination(target(db), 8);
+    d.startup(new Scenario.Context());
+    try {
+      Scenario.drop(d, t);
+      Scenario.copyConcurrently(d, 8, List.of(copy), new int[][] {Scenario.range(0, 16)});
+      // a partition that never saw its answer sends its batch again
+      Scenario.sendBatch(d, copy, 3);
+      Scenario.finish(d, t);
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM par.t")).isEqualTo(400);
+    assertThat(db.queryLong("SELECT count(DISTINCT id) FROM par.t")).isEqualTo(400);
+  }
+
+  @Test
+  void aKeylessTableChangesOneOfItsEqualRowsEvenWithJsonColumns(TestDatabase db) {
+    boolean[] all = {true, true, true};
+    ReplicatedTableSchema log =
+        ReplicatedTableSchema.of(
+            new TableSchema(
+                new TableId(18004),
+                new TableName("full", "log"),
+                List.of(
+                    col("kind", 25, "text", 1, 0),
+                    col("doc", 114, "json", 2, 0),
+                    col("flag", 16, "boolean", 3, 0)),
+                Lsn.ZERO),
+            all,
+            IdentityKind.FULL,
+            new int[0]);
+    TableRow same = TableRow.of("a", "{ \"x\" : 1 }", true);
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.sendBatch(d, Scenario.copyOf(log, List.of(same, same, same), 10), 0);
+      Scenario.finish(d, log);
+      events(
+          d,
+          new Scenario.Tx(0x1000, 1)
+              .update(log, Scenario.full("b", "{ \"x\" : 1 }", false), Scenario.oldFull(same))
+              .delete(log, Scenario.oldFull(same))
+              .end());
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT kind, doc::text, flag::text FROM \"full\".log ORDER BY kind"))
+        .containsExactly(
+            List.of("a", "{ \"x\" : 1 }", "true"), List.of("b", "{ \"x\" : 1 }", "false"));
+  }
+
+  @Test
+  void aFailedWriteRollsBackItsRowsAndBookkeepingAndReportsTheSqlState(TestDatabase db) {
+    ReplicatedTableSchema t =
+        keyed(18005, "fail", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    List<Event> good = new Scenario.Tx(0x1000, 1).insert(t, TableRow.of(1, "one")).end();
+    List<Event> bad =
+        new Scenario.Tx(0x2000, 2)
+            .insert(t, TableRow.of(2, "two"))
+            .insert(t, TableRow.of("not a number", "secret value"))
+            .end();
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.finish(d, t);
+      events(d, good);
+      AsyncResult failed = AsyncResult.create();
+      d.writeEvents(bad, WriteDurability.MAY_DEFER, failed);
+      Outcome o = await(failed);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.UNSUPPORTED_VALUE_IN_DESTINATION);
+      assertThat(o.error().getMessage())
+          .contains("SQLSTATE 22P02")
+          .contains("of table \"fail\".\"t\"")
+          .doesNotContain("not a number")
+          .doesNotContain("secret value");
+      assertThat(db.queryRows("SELECT id FROM fail.t ORDER BY id")).containsExactly(List.of("1"));
+      // the engine retries from the durable point: the good part is applied, a replay is harmless
+      events(d, bad.subList(0, 2));
+      events(d, good);
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v FROM fail.t ORDER BY id"))
+        .containsExactly(List.of("1", "one"), List.of("2", "two"));
+  }
+
+  @Test
+  void aTablePgetlDidNotCreateIsNeverDroppedOrWrittenTo(TestDatabase db) {
+    db.execute(
+        "CREATE SCHEMA mine",
+        "CREATE TABLE mine.t (id int PRIMARY KEY, v text)",
+        "INSERT INTO mine.t VALUES (1, 'precious')");
+    ReplicatedTableSchema t =
+        keyed(18006, "mine", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.drop(d, t);
+      AsyncResult r = AsyncResult.create();
+      d.writeTableRows(t, Scenario.copyOf(t, List.of(TableRow.of(2, "x")), 10).batch(0), r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);
+      assertThat(o.error().getMessage()).contains("42P07");
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v FROM mine.t")).containsExactly(List.of("1", "precious"));
+  }
+
+  @Test
+  void writesAfterShutdownAreAnsweredShutdown(TestDatabase db) {
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    d.shutdown();
+    AsyncResult r = AsyncResult.create();
+    d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, r);
+    assertThat(await(r)).isEqualTo(Outcome.SHUTDOWN);
+  }
+
+  @Test
+  void aWrongPasswordFailsTheStartWithAnAuthenticationError(TestDatabase db) {
+    PostgresMirrorDestination d =
+        new PostgresMirrorDestination(target(db).toBuilder().password("wrong").build());
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.startup(new Scenario.Context()))
+        .isInstanceOfSatisfying(
+            org.pgetl.error.EtlException.class,
+            e -> {
+              assertThat(e.kind()).isEqualTo(ErrorKind.DESTINATION_AUTHENTICATION_ERROR);
+              assertThat(e.getMessage()).doesNotContain("wrong");
+            });
+  }
+
+  // --- helpers
+
+  private static void events(PostgresMirrorDestination d, List<Event> events) {
+    AsyncResult r = AsyncResult.create();
+    d.writeEvents(events, WriteDurability.MAY_DEFER, r);
+    assertDurable(r);
+  }
+
+  /** A connection whose text output matches {@link PgText}: UTC, shortest exact floats. */
+  static Connection connect(TestDatabase db) throws SQLException {
+    Connection c = db.connect();
+    try (Statement s = c.createStatement()) {
+      s.execute("SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET IntervalStyle = 'postgres'");
+    }
+    return c;
+  }
+
+  static List<String> query(Connection c, String sql) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      int n = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        List<String> cells = new ArrayList<>();
+        for (int i = 1; i <= n; i++) {
+          cells.add(rs.getString(i));
+        }
+        out.add(String.join("|", cells));
+      }
+    }
+    return out;
+  }
+
+  private static List<String> columnNames(Connection c, TableName t) throws SQLException {
+    return query(
+        c,
+        "SELECT attname FROM pg_attribute WHERE attrelid = '"
+            + t.quoted().replace("'", "''")
+            + "'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum");
+  }
+
+  /** Reads every row as {@code {name=text, ...}} (the server's text output), sorted. */
+  private static List<String> read(Connection c, String table, List<String> columns)
+      throws SQLException {
+    List<String> out = new ArrayList<>();
+    String select = String.join(", ", columns.stream().map(TableName::quoteIdentifier).toList());
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT " + select + " FROM " + table)) {
+      while (rs.next()) {
+        Map<String, String> row = new LinkedHashMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+          String v = rs.getString(i + 1);
+          row.put(columns.get(i), v == null ? "NULL" : v);
+        }
+        out.add(row.toString());
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  private static Map<String, String> row(Connection c, String table, String where)
+      throws SQLException {
+    Map<String, String> row = new LinkedHashMap<>();
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT * FROM " + table + " WHERE " + where)) {
+      assertThat(rs.next()).as("a row of %s where %s", table, where).isTrue();
+      for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+        row.put(rs.getMetaData().getColumnName(i), rs.getString(i));
+      }
+    }
+    return row;
+  }
+}
