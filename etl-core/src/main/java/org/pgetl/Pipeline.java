@@ -131,7 +131,7 @@ public final class Pipeline implements AutoCloseable {
   @Override
   public void close() {
     shutdown.request();
-    if (engine.phase() != Engine.Phase.CREATED) {
+    if (engine.phase() != PipelineStatus.Phase.CREATED) {
       try {
         if (!engine.awaitTermination(config.shutdownTimeout().plusSeconds(30))) {
           throw new EtlException(
@@ -188,7 +188,7 @@ public final class Pipeline implements AutoCloseable {
     }
     return new PipelineStatus(
         config.pipelineId(),
-        PipelineStatus.Phase.valueOf(engine.phase().name()),
+        engine.phase(),
         engine.lifecycleState(),
         tables,
         engine.applyLsn(),

@@ -47,6 +47,9 @@ public final class ApplyLoop {
   private static final long READ_WAIT_BUSY_NANOS = 1_000_000L;
   private static final long PARK_NANOS = 5_000_000L;
 
+  /** The least time between two writes of the durable point to the store. */
+  static final long PERSIST_INTERVAL_NANOS = 200_000_000L;
+
   /** Streamed in-progress transactions held in memory before the loop gives up. */
   static final long MAX_SPOOL_BYTES = 1L << 30;
 
@@ -84,6 +87,8 @@ public final class ApplyLoop {
   private Lsn bufferCommitEnd;
 
   private Lsn durable;
+  private Lsn persisted;
+  private long lastPersistNanos;
   private boolean discarded;
   private boolean abandoned;
   private boolean completing;
@@ -118,6 +123,7 @@ public final class ApplyLoop {
     this.window =
         new WriteWindow(env.config().maxInFlightWrites(), () -> LockSupport.unpark(owner));
     this.durable = startDurable;
+    this.persisted = startDurable;
     this.pipelineId = env.config().pipelineId();
   }
 
@@ -140,6 +146,7 @@ public final class ApplyLoop {
     boolean caughtUp = false;
     while (true) {
       applyAnswers();
+      persistIfDue();
       if (abandoned) {
         finalFeedback();
         return Exit.PAUSED;
@@ -229,10 +236,36 @@ public final class ApplyLoop {
     if (!lsn.isAfter(durable)) {
       return;
     }
-    Lsn stored = env.store().advanceProgress(role.progressKey(), lsn);
-    durable = Lsn.max(durable, stored);
+    durable = lsn;
     stream.advanceFlushed(durable);
-    role.afterDurable(durable, control);
+    persistIfDue();
+  }
+
+  /**
+   * Stores the durable point when it moved and the last write is {@link #PERSIST_INTERVAL_NANOS}
+   * old (or the stream is completing), then runs the role's hand-off step with the stored point.
+   * The server learns the durable point at once through feedback; the store only serves restarts,
+   * so a busy stream writes it at most a few times a second instead of once per batch.
+   */
+  private void persistIfDue() {
+    if (!durable.isAfter(persisted)) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (!completing && now - lastPersistNanos < PERSIST_INTERVAL_NANOS) {
+      return;
+    }
+    persist();
+  }
+
+  private void persist() {
+    if (!durable.isAfter(persisted)) {
+      return;
+    }
+    Lsn stored = env.store().advanceProgress(role.progressKey(), durable);
+    persisted = Lsn.max(persisted, stored);
+    lastPersistNanos = System.nanoTime();
+    role.afterDurable(persisted, control);
   }
 
   private boolean stopSettled() {
@@ -256,6 +289,17 @@ public final class ApplyLoop {
   }
 
   private void finalFeedback() {
+    try {
+      persist();
+    } catch (EtlException e) {
+      LOG.warn(
+          "pipeline {}: could not store the {} stream's progress {} ({}); the next start resumes"
+              + " from the slot's confirmed position",
+          pipelineId,
+          role.describe(),
+          durable,
+          e.getMessage());
+    }
     try {
       if (isIdle()) {
         stream.advanceFlushed(stream.lastReceivedLsn());

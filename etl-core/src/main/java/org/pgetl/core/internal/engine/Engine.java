@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.pgetl.PipelineConfig;
+import org.pgetl.PipelineStatus.Phase;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgCatalog;
@@ -57,26 +58,6 @@ public final class Engine {
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration SLOT_DROP_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration RETAINED_WARNING_EVERY = Duration.ofMinutes(1);
-
-  /** The pipeline's phase, as {@link #phase()} reports it. */
-  public enum Phase {
-    /** Created, not started. */
-    CREATED,
-    /** Replicating. */
-    RUNNING,
-    /** Paused by the lifecycle: no intake, connections closed. */
-    PAUSED,
-    /** Drained by the lifecycle: idle. */
-    DRAINED,
-    /** Retired by the lifecycle: slots and state dropped. */
-    RETIRED,
-    /** Shutting down. */
-    STOPPING,
-    /** Stopped cleanly. */
-    STOPPED,
-    /** Stopped by a failure. */
-    FAILED
-  }
 
   private final PipelineConfig config;
   private final PipelineStore store;
