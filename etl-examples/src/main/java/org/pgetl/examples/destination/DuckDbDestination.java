@@ -451,9 +451,6 @@ public final class DuckDbDestination implements Destination {
    * row values must not reach logs.
    */
   private static String firstLine(SQLException e) {
-    String m = String.valueOf(e.getMessage()).strip();
-    int nl = m.indexOf('\n');
-    String line = nl < 0 ? m : m.substring(0, nl);
-    return line.replaceAll("\"[^\"]*\"|'[^']*'", "<...>");
+    return ErrorText.maskQuoted(ErrorText.firstLine(e.getMessage()));
   }
 }

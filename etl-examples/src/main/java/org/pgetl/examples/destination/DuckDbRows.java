@@ -14,7 +14,6 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.examples.destination.DuckDbCatalog.Column;
 import org.pgetl.examples.destination.DuckDbCatalog.Table;
-import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.OldRow;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
@@ -197,7 +196,7 @@ final class DuckDbRows {
       }
       return new Match(cells, false);
     }
-    int[] key = keyColumns(schema);
+    int[] key = RowKey.columns(schema);
     if (old instanceof OldRow.Full full) {
       boolean wholeRow = key.length == 0;
       for (int i : wholeRow ? allColumns(schema) : key) {
@@ -215,21 +214,6 @@ final class DuckDbRows {
       cells.add(new Cell(schema.columns().get(i).ordinalPosition(), row.get(i)));
     }
     return new Match(cells, false);
-  }
-
-  /** The replica identity columns, else the primary key columns, else none. */
-  private static int[] keyColumns(ReplicatedTableSchema schema) {
-    int[] identity = schema.identityColumnIndexes();
-    if (identity.length > 0) {
-      return identity;
-    }
-    List<ColumnSchema> columns = schema.columns();
-    return java.util.stream.IntStream.range(0, columns.size())
-        .filter(i -> columns.get(i).isPrimaryKey())
-        .boxed()
-        .sorted((a, b) -> columns.get(a).primaryKeyOrdinal() - columns.get(b).primaryKeyOrdinal())
-        .mapToInt(Integer::intValue)
-        .toArray();
   }
 
   private static int[] allColumns(ReplicatedTableSchema schema) {

@@ -5,25 +5,22 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetTime;
-import java.time.ZoneOffset;
-import java.util.Locale;
 import org.duckdb.DuckDBAppender;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
+import org.pgetl.model.PgText;
 
 /**
  * How {@link DuckDbDestination} hands a model value to DuckDB, as a prepared-statement parameter or
  * through the appender.
  *
  * <p>Numbers, strings, bytes, UUIDs and lists go as Java values. Dates, times, timestamps,
- * intervals and JSON go as text in DuckDB's own literal syntax and are cast in SQL ({@code CAST(?
- * AS DATE)}): the JDBC driver's own conversions are not exact for every PostgreSQL value (it moves
- * BC dates to AD, truncates {@code 24:00:00}, and binds no interval or timetz), while DuckDB's
- * parser reads {@code infinity}, {@code 0044-03-15 (BC)}, {@code 24:00:00} and {@code 14 months 3
- * days 5 microseconds} exactly.
+ * intervals and JSON go as text in DuckDB's literal syntax, which is mostly PostgreSQL's text form
+ * ({@link #text}), and are cast in SQL ({@code CAST(? AS DATE)}): the JDBC driver's own conversions
+ * are not exact for every PostgreSQL value (it moves BC dates to AD, truncates {@code 24:00:00},
+ * and binds no interval or timetz), while DuckDB's parser reads {@code infinity}, {@code 0044-03-15
+ * (BC)}, {@code 24:00:00} and {@code 14 months 3 days 5 microseconds} exactly.
  *
  * <p>Callers pass only values that {@link DuckDbType#fits fit} the column type.
  */
@@ -125,67 +122,55 @@ final class DuckDbValues {
     }
   }
 
+  /**
+   * PostgreSQL's text form of a value in a VARCHAR column. A value of a class outside pgetl's model
+   * (its column was widened to VARCHAR, see {@link DuckDbType}) is stored as its {@code
+   * toString()}, so that an unforeseen value never fails the pipeline.
+   */
   private static String varchar(Object value) {
-    return value instanceof String s ? s : PgText.format(value);
+    try {
+      return PgText.format(value);
+    } catch (IllegalArgumentException notAModelValue) {
+      return value.toString();
+    }
   }
 
   /**
    * Returns DuckDB's literal text of a temporal, interval or JSON value.
    *
+   * <p>DuckDB reads PostgreSQL's text form of times, timetz values and JSON as it is ({@code
+   * 24:00:00}, {@code 10:15:30.5-05:30}, {@code infinity}), and of dates and timestamps too but for
+   * the era of years BC (see {@link #eraAfterDate}). Intervals alone need a form of their own:
+   * DuckDB does not read PostgreSQL's {@code 1 year 2 mons 3 days 04:05:06}, so they travel as
+   * {@code 14 months 3 days 14706000000 microseconds}, which it reads exactly.
+   *
    * @param value the value
    * @return the text DuckDB casts back to the same value
    */
   static String text(Object value) {
-    StringBuilder sb = new StringBuilder(32);
-    if (value instanceof LocalDate d) {
-      appendDate(sb, d);
-    } else if (value instanceof LocalDateTime t) {
-      appendTimestamp(sb, t);
-    } else if (value instanceof Instant i) {
-      if (i.equals(Instant.MAX) || i.equals(Instant.MIN)) {
-        sb.append(i.equals(Instant.MAX) ? "infinity" : "-infinity");
-      } else {
-        appendTimestamp(sb, LocalDateTime.ofInstant(i, ZoneOffset.UTC));
-        sb.append("+00");
-      }
-    } else if (value instanceof LocalTime t) {
-      PgText.appendTime(sb, t);
-    } else if (value instanceof OffsetTime t) {
-      PgText.appendTime(sb, t.toLocalTime());
-      appendOffset(sb, t.getOffset());
-    } else if (value instanceof PgInterval i) {
-      sb.append(i.months()).append(" months ").append(i.days()).append(" days ");
-      sb.append(i.microseconds()).append(" microseconds");
-    } else {
-      sb.append(value); // JSON text
+    if (value instanceof PgInterval i) {
+      return i.months() + " months " + i.days() + " days " + i.microseconds() + " microseconds";
     }
-    return sb.toString();
+    String pg = PgText.format(value);
+    return value instanceof LocalDate || value instanceof LocalDateTime || value instanceof Instant
+        ? eraAfterDate(pg)
+        : pg;
   }
 
-  /** {@code 2024-01-31}, {@code 0044-03-15 (BC)}, {@code infinity}. */
-  private static void appendDate(StringBuilder sb, LocalDate d) {
-    if (d.equals(LocalDate.MAX) || d.equals(LocalDate.MIN)) {
-      sb.append(d.equals(LocalDate.MAX) ? "infinity" : "-infinity");
-      return;
+  /**
+   * Moves PostgreSQL's era marker to where DuckDB reads it: PostgreSQL ends a date or timestamp BC
+   * with {@code BC} ({@code 0044-03-15 01:02:00+00 BC}), DuckDB wants {@code (BC)} right after the
+   * date ({@code 0044-03-15 (BC) 01:02:00+00}). DuckDB would read {@code 0044-03-15 BC} without an
+   * error, as the year 44 AD.
+   */
+  private static String eraAfterDate(String pg) {
+    if (!pg.endsWith(" BC")) {
+      return pg;
     }
-    PgText.appendDatePart(sb, d);
-    sb.append(d.getYear() <= 0 ? " (BC)" : "");
-  }
-
-  /** {@code 2024-01-31 10:15:30.5}, {@code 0044-03-15 (BC) 01:02:00}, {@code infinity}. */
-  private static void appendTimestamp(StringBuilder sb, LocalDateTime t) {
-    if (t.equals(LocalDateTime.MAX) || t.equals(LocalDateTime.MIN)) {
-      sb.append(t.equals(LocalDateTime.MAX) ? "infinity" : "-infinity");
-      return;
-    }
-    appendDate(sb, t.toLocalDate());
-    PgText.appendTime(sb.append(' '), t.toLocalTime());
-  }
-
-  private static void appendOffset(StringBuilder sb, ZoneOffset offset) {
-    int total = offset.getTotalSeconds();
-    int abs = Math.abs(total);
-    sb.append(total < 0 ? '-' : '+');
-    sb.append(String.format(Locale.ROOT, "%02d:%02d:%02d", abs / 3600, abs % 3600 / 60, abs % 60));
+    String ad = pg.substring(0, pg.length() - " BC".length());
+    int afterDate = ad.indexOf(' ');
+    return afterDate < 0
+        ? ad + " (BC)"
+        : ad.substring(0, afterDate) + " (BC)" + ad.substring(afterDate);
   }
 }

@@ -1,5 +1,6 @@
 package org.pgetl.examples.destination;
 
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -10,6 +11,7 @@ import java.util.List;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
+import org.pgetl.model.PgText;
 
 /**
  * Builds one JSON object on one line, by hand: fields are appended in order, strings are escaped,
@@ -119,8 +121,7 @@ final class JsonLine {
         string(out, n.toString());
       }
     } else if (v instanceof byte[] bytes) {
-      out.append("\"\\\\x"); // a JSON string holding \x...
-      PgText.appendHex(out, bytes).append('"');
+      string(out, PgText.format(bytes)); // PostgreSQL's hex form, \x00ff
     } else if (v instanceof PgArray a) {
       array(out, a);
     } else {
@@ -173,10 +174,9 @@ final class JsonLine {
     return t.toLocalDate() + "T" + time(t.toLocalTime());
   }
 
+  /** {@code HH:MM:SS[.ffffff]}, {@link LocalTime#MAX} as {@code 24:00:00}: PostgreSQL's form. */
   private static String time(LocalTime t) {
-    StringBuilder sb = new StringBuilder(15);
-    PgText.appendTime(sb, t); // HH:MM:SS[.ffffff], LocalTime.MAX as 24:00:00
-    return sb.toString();
+    return PgText.format(t);
   }
 
   /**
@@ -195,9 +195,8 @@ final class JsonLine {
       part(sb, us % 3_600_000_000L / 60_000_000L, 'M');
       long secUs = us % 60_000_000L;
       if (secUs != 0) {
-        sb.append(secUs < 0 ? "-" : "").append(Math.abs(secUs / 1_000_000L));
-        PgText.appendFraction(sb, Math.abs(secUs % 1_000_000L));
-        sb.append('S');
+        // seconds with the microseconds' digits, without trailing zeros: 6.789, -0.5, 10
+        sb.append(BigDecimal.valueOf(secUs, 6).stripTrailingZeros().toPlainString()).append('S');
       }
     }
     return sb.length() == 1 ? "PT0S" : sb.toString();

@@ -139,7 +139,7 @@ final class MirrorCatalog {
       if (columns.size() != s.columnCount() || !schemaSnapshotLsn.equals(snapshotLsn(s))) {
         return false;
       }
-      int[] key = keyIndexes(s);
+      int[] key = RowKey.columns(s);
       for (int i = 0; i < s.columnCount(); i++) {
         ColumnSchema cs = s.columns().get(i);
         Column c = columns.get(i); // both in attnum order
@@ -295,7 +295,7 @@ final class MirrorCatalog {
   private Table create(Connection conn, ReplicatedTableSchema schema) throws SQLException {
     TableName name = schema.name();
     forgetOtherOids(conn, schema.id(), name);
-    int[] key = keyIndexes(schema);
+    int[] key = RowKey.columns(schema);
     List<Column> columns = new ArrayList<>();
     List<String> defs = new ArrayList<>();
     for (int i = 0; i < schema.columnCount(); i++) {
@@ -392,7 +392,7 @@ final class MirrorCatalog {
     t.columns().forEach(c -> now.put(c.attnum(), c));
     Map<Integer, ColumnSchema> wanted = new LinkedHashMap<>();
     schema.columns().forEach(cs -> wanted.put(cs.ordinalPosition(), cs));
-    int[] key = keyIndexes(schema);
+    int[] key = RowKey.columns(schema);
     List<Column> oldKey = t.key();
     List<Integer> newKey = new ArrayList<>();
     for (int k : key) {
@@ -629,21 +629,6 @@ final class MirrorCatalog {
   }
 
   // --- helpers
-
-  /** The key the target table gets: the replica identity columns, else the primary key. */
-  static int[] keyIndexes(ReplicatedTableSchema s) {
-    int[] identity = s.identityColumnIndexes();
-    if (identity.length > 0) {
-      return identity;
-    }
-    List<ColumnSchema> columns = s.columns();
-    return java.util.stream.IntStream.range(0, columns.size())
-        .filter(i -> columns.get(i).isPrimaryKey())
-        .boxed()
-        .sorted((a, b) -> columns.get(a).primaryKeyOrdinal() - columns.get(b).primaryKeyOrdinal())
-        .mapToInt(Integer::intValue)
-        .toArray();
-  }
 
   private static int keyOrdinal(int[] key, int columnIndex) {
     for (int k = 0; k < key.length; k++) {

@@ -17,6 +17,7 @@ import org.pgetl.error.EtlException;
 import org.pgetl.examples.destination.MirrorCatalog.Column;
 import org.pgetl.examples.destination.MirrorCatalog.Table;
 import org.pgetl.model.OldRow;
+import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableRow;
@@ -31,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * transaction: copy batches through {@code COPY ... FROM STDIN}, and changes as few statements as
  * their order allows.
  *
- * <p>Every value travels as text: {@link org.pgetl.model.PgText#format} gives the form the server's
- * input function reads back to the same value, bound as an untyped parameter and cast to the
- * column's type ({@code ?::numeric(12,2)}).
+ * <p>Every value travels as text: {@link PgText#format} gives the form the server's input function
+ * reads back to the same value, bound as an untyped parameter and cast to the column's type ({@code
+ * ?::numeric(12,2)}).
  *
  * <p>Changes of a table with a key are folded into their net effect per key before anything is
  * written, because changes of different keys (and of different tables: the mirror has no foreign
@@ -723,7 +724,7 @@ final class MirrorRows {
 
   private static String text(Table t, Column c, Object value) {
     try {
-      return org.pgetl.model.PgText.format(value);
+      return PgText.format(value);
     } catch (IllegalArgumentException e) {
       throw new EtlException(
           ErrorKind.UNSUPPORTED_VALUE_IN_DESTINATION,

@@ -444,13 +444,17 @@ public final class PostgresMirrorDestination implements Destination {
         e);
   }
 
-  /** The SQLSTATE of a failure; a failed JDBC batch carries the server's error as the next one. */
+  /** The SQLSTATE of a failure. */
   private static String sqlState(SQLException e) {
-    SQLException real =
-        e instanceof BatchUpdateException && e.getNextException() != null
-            ? e.getNextException()
-            : e;
+    SQLException real = serverError(e);
     return real.getSQLState() == null ? "" : real.getSQLState();
+  }
+
+  /** The server's error: a failed JDBC batch carries it as the next exception. */
+  private static SQLException serverError(SQLException e) {
+    return e instanceof BatchUpdateException && e.getNextException() != null
+        ? e.getNextException()
+        : e;
   }
 
   /** Chooses the error kind, and so the engine's retry policy, from a SQLSTATE. */
@@ -486,20 +490,12 @@ public final class PostgresMirrorDestination implements Destination {
    * "x"}), and row values must not reach logs.
    */
   private static String masked(SQLException e) {
-    SQLException real =
-        e instanceof BatchUpdateException && e.getNextException() != null
-            ? e.getNextException()
-            : e;
+    SQLException real = serverError(e);
     String m = null;
     if (real instanceof PSQLException p) {
       ServerErrorMessage server = p.getServerErrorMessage();
       m = server == null ? null : server.getMessage();
     }
-    if (m == null) {
-      m = String.valueOf(real.getMessage()).strip();
-      int nl = m.indexOf('\n');
-      m = nl < 0 ? m : m.substring(0, nl);
-    }
-    return m.replaceAll("\"[^\"]*\"|'[^']*'", "<...>");
+    return ErrorText.maskQuoted(m != null ? m : ErrorText.firstLine(real.getMessage()));
   }
 }

@@ -1,10 +1,11 @@
 package org.pgetl.examples.destination;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.pgetl.examples.destination.Scenario.assertDurable;
+import static org.pgetl.examples.destination.Jdbc.query;
 import static org.pgetl.examples.destination.Scenario.await;
 import static org.pgetl.examples.destination.Scenario.col;
 import static org.pgetl.examples.destination.Scenario.keyed;
+import static org.pgetl.examples.destination.Scenario.sendEvents;
 
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -157,7 +158,7 @@ class DuckDbDestinationTest {
       v.set(
           16,
           new PgArray(23, List.of(2, 2), List.of(1, 1), java.util.Arrays.asList(1, null, 3, 4)));
-      events(d.destination, new Scenario.Tx(0x9000, 1).insert(types, TableRow.ofList(v)).end());
+      sendEvents(d.destination, new Scenario.Tx(0x9000, 1).insert(types, TableRow.ofList(v)).end());
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       Map<String, String> one = row(c, "types", "id = 1");
@@ -219,14 +220,14 @@ class DuckDbDestinationTest {
       assertThat(typeOf(c, "prices", "price")).isEqualTo("DECIMAL(10,2)");
     }
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      events(
+      sendEvents(
           d.destination,
           new Scenario.Tx(0x9000, 1)
               .insert(prices, TableRow.of(3, PgNumeric.NAN, LocalDateTime.of(294270, 1, 1, 0, 0)))
               .end());
     }
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      events(
+      sendEvents(
           d.destination,
           new Scenario.Tx(0xA000, 2).insert(prices, TableRow.of(4, PgNumeric.NAN, null)).end());
     }
@@ -255,7 +256,7 @@ class DuckDbDestinationTest {
             .end();
     try (Running d = closing(started(file, new Scenario.Context()))) {
       Scenario.finish(d.destination, t);
-      events(d.destination, good);
+      sendEvents(d.destination, good);
       AsyncResult failed = AsyncResult.create();
       d.destination.writeEvents(bad, WriteDurability.MAY_DEFER, failed);
       Outcome o = await(failed);
@@ -269,8 +270,8 @@ class DuckDbDestinationTest {
     try (Running d = closing(started(file, new Scenario.Context()))) {
       // the engine retries from the durable point: the good part of the failed batch is not
       // skipped, and a replay of what is durable changes nothing
-      events(d.destination, bad.subList(0, 2));
-      events(d.destination, good);
+      sendEvents(d.destination, bad.subList(0, 2));
+      sendEvents(d.destination, good);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id, v FROM public.t ORDER BY id"))
@@ -302,7 +303,7 @@ class DuckDbDestinationTest {
             .insert(t, TableRow.of(6, "f"))
             .end());
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      events(d.destination, batch);
+      sendEvents(d.destination, batch);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id, v FROM public.r ORDER BY id"))
@@ -310,7 +311,7 @@ class DuckDbDestinationTest {
     }
     batch.subList(batch.size() - 4, batch.size()).clear(); // the same stream, without the truncate
     try (Running d = closing(started(dir.resolve("runs2.duckdb"), new Scenario.Context()))) {
-      events(d.destination, batch);
+      sendEvents(d.destination, batch);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + dir.resolve("runs2.duckdb"))) {
       assertThat(query(c, "SELECT id, v FROM public.r ORDER BY id"))
@@ -345,9 +346,9 @@ class DuckDbDestinationTest {
             new Event.Commit(Lsn.of(0x1f20), commit2, 2, Lsn.of(0x2030), time, 0));
     try (Running d = closing(started(file, new Scenario.Context()))) {
       Scenario.finish(d.destination, t);
-      events(d.destination, first);
-      events(d.destination, second);
-      events(d.destination, first); // a replay after a restart changes nothing
+      sendEvents(d.destination, first);
+      sendEvents(d.destination, second);
+      sendEvents(d.destination, first); // a replay after a restart changes nothing
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id, v FROM public.s ORDER BY id")).containsExactly("1|uno");
@@ -420,12 +421,6 @@ class DuckDbDestinationTest {
 
   // --- helpers
 
-  private static void events(org.pgetl.destination.Destination d, List<Event> events) {
-    AsyncResult r = AsyncResult.create();
-    d.writeEvents(events, WriteDurability.MAY_DEFER, r);
-    assertDurable(r);
-  }
-
   /** Shuts the destination down at the end of a try block. */
   private record Running(DuckDbDestination destination) implements AutoCloseable {
     @Override
@@ -449,22 +444,6 @@ class DuckDbDestinationTest {
         .get(0);
   }
 
-  private static List<String> query(Connection c, String sql) throws SQLException {
-    List<String> out = new ArrayList<>();
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      int n = rs.getMetaData().getColumnCount();
-      while (rs.next()) {
-        List<String> cells = new ArrayList<>();
-        for (int i = 1; i <= n; i++) {
-          cells.add(rs.getString(i));
-        }
-        out.add(String.join("|", cells));
-      }
-    }
-    return out;
-  }
-
   private static List<String> columnNames(Connection c, ReplicatedTableSchema t)
       throws SQLException {
     return query(
@@ -483,20 +462,7 @@ class DuckDbDestinationTest {
         columns.stream()
             .map(n -> "CAST(\"" + n + "\" AS VARCHAR)")
             .collect(Collectors.joining(", "));
-    List<String> out = new ArrayList<>();
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT " + select + " FROM " + table)) {
-      while (rs.next()) {
-        Map<String, String> row = new LinkedHashMap<>();
-        for (int i = 0; i < columns.size(); i++) {
-          String v = rs.getString(i + 1);
-          row.put(columns.get(i), v == null ? "NULL" : v);
-        }
-        out.add(row.toString());
-      }
-    }
-    out.sort(null);
-    return out;
+    return Jdbc.namedRows(c, "SELECT " + select + " FROM " + table, columns);
   }
 
   private static Map<String, String> row(Connection c, String table, String where)

@@ -1,10 +1,12 @@
 package org.pgetl.examples.destination;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.pgetl.examples.destination.Scenario.assertDurable;
+import static org.pgetl.examples.destination.Jdbc.query;
 import static org.pgetl.examples.destination.Scenario.await;
 import static org.pgetl.examples.destination.Scenario.col;
+import static org.pgetl.examples.destination.Scenario.identityFull;
 import static org.pgetl.examples.destination.Scenario.keyed;
+import static org.pgetl.examples.destination.Scenario.sendEvents;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -17,7 +19,6 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,23 +27,18 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
-import org.pgetl.model.IdentityKind;
-import org.pgetl.model.Lsn;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
-import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
-import org.pgetl.model.TableSchema;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
 
@@ -54,18 +50,8 @@ import org.pgetl.testkit.WithPostgres;
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class PostgresMirrorDestinationIT {
 
-  static PgConnectionConfig target(TestDatabase db) {
-    return PgConnectionConfig.builder()
-        .host(db.host())
-        .port(db.port())
-        .database(db.name())
-        .user(db.user())
-        .password(db.password())
-        .build();
-  }
-
   private static PostgresMirrorDestination started(TestDatabase db, Scenario.Context ctx) {
-    PostgresMirrorDestination d = new PostgresMirrorDestination(target(db), 3);
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 3);
     d.startup(ctx);
     return d;
   }
@@ -185,7 +171,7 @@ class PostgresMirrorDestinationIT {
       Scenario.Copy copy = Scenario.copyOf(types, List.of(first), 10);
       Scenario.sendBatch(d, copy, 0);
       Scenario.finish(d, types);
-      events(d, new Scenario.Tx(0x9000, 1).insert(types, second).end());
+      sendEvents(d, new Scenario.Tx(0x9000, 1).insert(types, second).end());
     } finally {
       d.shutdown();
     }
@@ -260,8 +246,8 @@ class PostgresMirrorDestinationIT {
     try {
       Scenario.sendBatch(d, Scenario.copyOf(t, before, 10), 0);
       Scenario.finish(d, t);
-      events(d, batch);
-      events(d, batch); // a replay changes nothing
+      sendEvents(d, batch);
+      sendEvents(d, batch); // a replay changes nothing
     } finally {
       d.shutdown();
     }
@@ -280,7 +266,7 @@ class PostgresMirrorDestinationIT {
         keyed(18003, "par", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
     List<TableRow> rows = Scenario.rows(0, 400, i -> TableRow.of(i, "v" + i));
     Scenario.Copy copy = Scenario.copyOf(t, rows, 25);
-    PostgresMirrorDestination d = new PostgresMirrorDestination(target(db), 8);
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 8);
     d.startup(new Scenario.Context());
     try {
       Scenario.drop(d, t);
@@ -297,26 +283,20 @@ class PostgresMirrorDestinationIT {
 
   @Test
   void aKeylessTableChangesOneOfItsEqualRowsEvenWithJsonColumns(TestDatabase db) {
-    boolean[] all = {true, true, true};
     ReplicatedTableSchema log =
-        ReplicatedTableSchema.of(
-            new TableSchema(
-                new TableId(18004),
-                new TableName("full", "log"),
-                List.of(
-                    col("kind", 25, "text", 1, 0),
-                    col("doc", 114, "json", 2, 0),
-                    col("flag", 16, "boolean", 3, 0)),
-                Lsn.ZERO),
-            all,
-            IdentityKind.FULL,
-            new int[0]);
+        identityFull(
+            18004,
+            "full",
+            "log",
+            col("kind", 25, "text", 1, 0),
+            col("doc", 114, "json", 2, 0),
+            col("flag", 16, "boolean", 3, 0));
     TableRow same = TableRow.of("a", "{ \"x\" : 1 }", true);
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
       Scenario.sendBatch(d, Scenario.copyOf(log, List.of(same, same, same), 10), 0);
       Scenario.finish(d, log);
-      events(
+      sendEvents(
           d,
           new Scenario.Tx(0x1000, 1)
               .update(log, Scenario.full("b", "{ \"x\" : 1 }", false), Scenario.oldFull(same))
@@ -343,7 +323,7 @@ class PostgresMirrorDestinationIT {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
       Scenario.finish(d, t);
-      events(d, good);
+      sendEvents(d, good);
       AsyncResult failed = AsyncResult.create();
       d.writeEvents(bad, WriteDurability.MAY_DEFER, failed);
       Outcome o = await(failed);
@@ -356,8 +336,8 @@ class PostgresMirrorDestinationIT {
           .doesNotContain("secret value");
       assertThat(db.queryRows("SELECT id FROM fail.t ORDER BY id")).containsExactly(List.of("1"));
       // the engine retries from the durable point: the good part is applied, a replay is harmless
-      events(d, bad.subList(0, 2));
-      events(d, good);
+      sendEvents(d, bad.subList(0, 2));
+      sendEvents(d, good);
     } finally {
       d.shutdown();
     }
@@ -400,7 +380,7 @@ class PostgresMirrorDestinationIT {
   @Test
   void aWrongPasswordFailsTheStartWithAnAuthenticationError(TestDatabase db) {
     PostgresMirrorDestination d =
-        new PostgresMirrorDestination(target(db).toBuilder().password("wrong").build());
+        new PostgresMirrorDestination(Jdbc.config(db).toBuilder().password("wrong").build());
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.startup(new Scenario.Context()))
         .isInstanceOfSatisfying(
             org.pgetl.error.EtlException.class,
@@ -412,12 +392,6 @@ class PostgresMirrorDestinationIT {
 
   // --- helpers
 
-  private static void events(PostgresMirrorDestination d, List<Event> events) {
-    AsyncResult r = AsyncResult.create();
-    d.writeEvents(events, WriteDurability.MAY_DEFER, r);
-    assertDurable(r);
-  }
-
   /** A connection whose text output matches {@link PgText}: UTC, shortest exact floats. */
   static Connection connect(TestDatabase db) throws SQLException {
     Connection c = db.connect();
@@ -425,22 +399,6 @@ class PostgresMirrorDestinationIT {
       s.execute("SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET IntervalStyle = 'postgres'");
     }
     return c;
-  }
-
-  static List<String> query(Connection c, String sql) throws SQLException {
-    List<String> out = new ArrayList<>();
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      int n = rs.getMetaData().getColumnCount();
-      while (rs.next()) {
-        List<String> cells = new ArrayList<>();
-        for (int i = 1; i <= n; i++) {
-          cells.add(rs.getString(i));
-        }
-        out.add(String.join("|", cells));
-      }
-    }
-    return out;
   }
 
   private static List<String> columnNames(Connection c, TableName t) throws SQLException {
@@ -454,21 +412,8 @@ class PostgresMirrorDestinationIT {
   /** Reads every row as {@code {name=text, ...}} (the server's text output), sorted. */
   private static List<String> read(Connection c, String table, List<String> columns)
       throws SQLException {
-    List<String> out = new ArrayList<>();
     String select = String.join(", ", columns.stream().map(TableName::quoteIdentifier).toList());
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT " + select + " FROM " + table)) {
-      while (rs.next()) {
-        Map<String, String> row = new LinkedHashMap<>();
-        for (int i = 0; i < columns.size(); i++) {
-          String v = rs.getString(i + 1);
-          row.put(columns.get(i), v == null ? "NULL" : v);
-        }
-        out.add(row.toString());
-      }
-    }
-    out.sort(null);
-    return out;
+    return Jdbc.namedRows(c, "SELECT " + select + " FROM " + table, columns);
   }
 
   private static Map<String, String> row(Connection c, String table, String where)

@@ -27,8 +27,7 @@ class PostgresMirrorPipelineIT {
       TestDatabase mirror = new TestDatabase(db.server(), mirrorName);
       ReplicationStory story = new ReplicationStory(db, "mirror_story");
       ReplicationStory.Seen seen =
-          story.run(
-              () -> new PostgresMirrorDestination(PostgresMirrorDestinationIT.target(mirror), 2));
+          story.run(() -> new PostgresMirrorDestination(Jdbc.config(mirror), 2));
 
       assertThat(seen.partialUpdates()).as("partial updates delivered").isPositive();
       assertThat(seen.relationsWithAddedColumn()).as("schema changes delivered").isPositive();

@@ -22,7 +22,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.destination.Destination;
@@ -175,22 +174,12 @@ final class ReplicationStory {
     return PipelineConfig.builder()
         .pipelineId(pipelineId)
         .publication(PUBLICATION)
-        .source(source(db))
+        .source(Jdbc.config(db))
         .batchMaxFill(Duration.ofMillis(200))
         .maxTableSyncWorkers(2)
         .copyConnectionsPerTable(2)
         .batchMaxBytes(256 * 1024) // several batches per table, so partitions interleave
         .shutdownTimeout(Duration.ofSeconds(30))
-        .build();
-  }
-
-  static PgConnectionConfig source(TestDatabase db) {
-    return PgConnectionConfig.builder()
-        .host(db.host())
-        .port(db.port())
-        .database(db.name())
-        .user(db.user())
-        .password(db.password())
         .build();
   }
 

@@ -63,8 +63,14 @@ final class Scenario {
   }
 
   static ReplicatedTableSchema keyed(long oid, String schema, String name, ColumnSchema... cols) {
+    return keyedAt(Lsn.ZERO, oid, schema, name, cols);
+  }
+
+  /** A table's schema as it stands from {@code snapshot} on (after an ALTER TABLE). */
+  static ReplicatedTableSchema keyedAt(
+      Lsn snapshot, long oid, String schema, String name, ColumnSchema... cols) {
     return ReplicatedTableSchema.allColumns(
-        new TableSchema(new TableId(oid), new TableName(schema, name), List.of(cols), Lsn.ZERO));
+        new TableSchema(new TableId(oid), new TableName(schema, name), List.of(cols), snapshot));
   }
 
   static ReplicatedTableSchema identityFull(
@@ -89,17 +95,16 @@ final class Scenario {
 
   /** orders after ALTER TABLE: note dropped, customer renamed, status added. */
   static final ReplicatedTableSchema ORDERS_V2 =
-      ReplicatedTableSchema.allColumns(
-          new TableSchema(
-              new TableId(16401),
-              new TableName("public", "orders"),
-              List.of(
-                  col("id", 23, "integer", 1, 1),
-                  col("customer_name", 25, "text", 2, 0),
-                  col("amount", 1700, NUMERIC_10_2, "numeric(10,2)", 3),
-                  col("qty", 20, "bigint", 5, 0),
-                  col("status", 25, "text", 6, 0)),
-              Lsn.of(0x3000)));
+      keyedAt(
+          Lsn.of(0x3000),
+          16401,
+          "public",
+          "orders",
+          col("id", 23, "integer", 1, 1),
+          col("customer_name", 25, "text", 2, 0),
+          col("amount", 1700, NUMERIC_10_2, "numeric(10,2)", 3),
+          col("qty", 20, "bigint", 5, 0),
+          col("status", 25, "text", 6, 0));
 
   static final ReplicatedTableSchema EVENTS_LOG =
       identityFull(
@@ -299,15 +304,14 @@ final class Scenario {
 
   /** shared after ALTER TABLE ... ADD COLUMN added bigint. */
   static final ReplicatedTableSchema SHARED_V2 =
-      ReplicatedTableSchema.allColumns(
-          new TableSchema(
-              new TableId(16405),
-              new TableName("public", "shared"),
-              List.of(
-                  col("id", 23, "integer", 1, 1),
-                  col("v", 25, "text", 2, 0),
-                  col("added", 20, "bigint", 3, 0)),
-              Lsn.of(0x2000)));
+      keyedAt(
+          Lsn.of(0x2000),
+          16405,
+          "public",
+          "shared",
+          col("id", 23, "integer", 1, 1),
+          col("v", 25, "text", 2, 0),
+          col("added", 20, "bigint", 3, 0));
 
   /**
    * Two transactions of {@link #SHARED_V1} as the engine sends them: each Relation carries the
@@ -336,9 +340,7 @@ final class Scenario {
   static void writeRelationsSharingKeys(Destination d) {
     List<Event> stream = relationsSharingKeys();
     for (List<Event> batch : List.of(stream.subList(0, 6), stream, stream)) {
-      AsyncResult r = AsyncResult.create();
-      d.writeEvents(batch, WriteDurability.MAY_DEFER, r);
-      assertDurable(r);
+      sendEvents(d, batch);
     }
   }
 
@@ -414,6 +416,13 @@ final class Scenario {
     assertDurable(r);
   }
 
+  /** Writes events with {@code MAY_DEFER} and asserts the answer is {@code durable()}. */
+  static void sendEvents(Destination d, List<Event> events) {
+    AsyncResult r = AsyncResult.create();
+    d.writeEvents(events, WriteDurability.MAY_DEFER, r);
+    assertDurable(r);
+  }
+
   /**
    * Copies batches of several tables from {@code partitions} threads: each thread owns some batch
    * numbers and waits for each answer before it sends its next batch.
@@ -460,9 +469,7 @@ final class Scenario {
             pool.submit(
                 () -> {
                   for (List<Event> batch : stream) {
-                    AsyncResult r = AsyncResult.create();
-                    d.writeEvents(batch, WriteDurability.MAY_DEFER, r);
-                    assertDurable(r);
+                    sendEvents(d, batch);
                   }
                   AsyncResult barrier = AsyncResult.create();
                   d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, barrier);

@@ -6,6 +6,7 @@ import static org.pgetl.examples.destination.Scenario.await;
 import static org.pgetl.examples.destination.Scenario.col;
 import static org.pgetl.examples.destination.Scenario.identityFull;
 import static org.pgetl.examples.destination.Scenario.keyed;
+import static org.pgetl.examples.destination.Scenario.sendEvents;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -62,12 +63,6 @@ class StdoutJsonDestinationTest {
     return Lsn.of(COMMIT.value() - 0x48 + 8L * ordinal);
   }
 
-  private static void write(StdoutJsonDestination d, List<Event> events) {
-    AsyncResult r = AsyncResult.create();
-    d.writeEvents(events, WriteDurability.MAY_DEFER, r);
-    assertDurable(r);
-  }
-
   @Test
   void printsOneGoldenLinePerEventKind() {
     StringWriter out = new StringWriter();
@@ -92,7 +87,7 @@ class StdoutJsonDestinationTest {
             new Event.Message(
                 at(8), COMMIT, 8, true, "audit", "hi".getBytes(StandardCharsets.UTF_8)),
             new Event.Commit(at(9), COMMIT, 9, Lsn.parse("0/16B3790"), TIME, 0));
-    write(d, events);
+    sendEvents(d, events);
     d.shutdown();
 
     String head = "\"commit_lsn\":\"0/16B3748\",\"start_lsn\":\"0/16B37";
@@ -303,7 +298,7 @@ class StdoutJsonDestinationTest {
     StdoutJsonDestination d =
         new StdoutJsonDestination(new PrintStream(bytes, true, StandardCharsets.UTF_8));
     ReplicatedTableSchema table = keyed(1, "we\"ird", "tab\nle", col("k\\ey", 25, "text", 1, 1));
-    write(d, List.of(new Event.Insert(at(1), COMMIT, 1, table, TableRow.of("😀é\n"))));
+    sendEvents(d, List.of(new Event.Insert(at(1), COMMIT, 1, table, TableRow.of("😀é\n"))));
     d.shutdown();
     String line = bytes.toString(StandardCharsets.UTF_8);
     assertThat(line).endsWith("}\n").doesNotContain("\r").hasLineCount(1);
