@@ -117,9 +117,11 @@ final class ApplyWorker implements Runnable {
 
   private void runOnce(Lsn[] progressed) {
     try (ReplicationConnection repl =
-            ctx.connector.openReplication(ApplicationNames.apply(pipelineId));
-        Connection admin = ctx.connector.openPlain(ApplicationNames.catalog(pipelineId))) {
-      Lsn start = startLsn(repl, admin);
+        ctx.connector.openReplication(ApplicationNames.apply(pipelineId))) {
+      Lsn start;
+      try (Connection admin = ctx.connector.openPlain(ApplicationNames.catalog(pipelineId))) {
+        start = startLsn(repl, admin);
+      }
       ReplicationStream stream = repl.startStreaming(streamOptions(ctx, slotName, start));
       LOG.info("pipeline {}: apply worker streams slot {} from {}", pipelineId, slotName, start);
       ApplyStreamRole role = new ApplyStreamRole(ctx);

@@ -72,7 +72,6 @@ public final class Engine {
   private volatile Phase phase = Phase.CREATED;
   private volatile Generation generation;
   private volatile long lagBytes = -1;
-  private volatile Lsn serverWalEnd;
   private Thread supervisor;
   private final java.util.concurrent.CountDownLatch terminated =
       new java.util.concurrent.CountDownLatch(1);
@@ -275,6 +274,7 @@ public final class Engine {
   }
 
   private void finish() {
+    closeLagConnection();
     try {
       destination.shutdown();
     } catch (RuntimeException e) {
@@ -399,26 +399,47 @@ public final class Engine {
         lagBytes < 0 ? "an unknown number of" : Long.toString(lagBytes));
   }
 
+  private Connection lagConnection;
+
+  /**
+   * Samples the server's WAL end against the apply slot's confirmed position, on one connection
+   * kept open by the supervisor (opened again after a failure).
+   */
   private void sampleLag() {
-    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text"
-                    + " FROM pg_replication_slots WHERE slot_name = ?")) {
-      ps.setString(1, SlotNames.apply(config.pipelineId()));
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          Lsn end = Lsn.parse(rs.getString(1));
-          String confirmed = rs.getString(2);
-          serverWalEnd = end;
-          lagBytes = confirmed == null ? -1 : end.bytesSince(Lsn.parse(confirmed));
-          if (lagBytes >= 0) {
-            metrics.lagBytes(lagBytes);
+    try {
+      if (lagConnection == null || lagConnection.isClosed()) {
+        lagConnection = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+      }
+      try (PreparedStatement ps =
+          lagConnection.prepareStatement(
+              "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text"
+                  + " FROM pg_replication_slots WHERE slot_name = ?")) {
+        ps.setString(1, SlotNames.apply(config.pipelineId()));
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            Lsn end = Lsn.parse(rs.getString(1));
+            String confirmed = rs.getString(2);
+            lagBytes = confirmed == null ? -1 : end.bytesSince(Lsn.parse(confirmed));
+            if (lagBytes >= 0) {
+              metrics.lagBytes(lagBytes);
+            }
           }
         }
       }
     } catch (SQLException | EtlException e) {
       LOG.debug("pipeline {}: lag sample failed: {}", config.pipelineId(), e.getMessage());
+      closeLagConnection();
+    }
+  }
+
+  private void closeLagConnection() {
+    if (lagConnection != null) {
+      try {
+        lagConnection.close();
+      } catch (SQLException e) {
+        LOG.debug("pipeline {}: closing the lag connection failed", config.pipelineId());
+      }
+      lagConnection = null;
     }
   }
 
