@@ -1,0 +1,133 @@
+package org.pgetl.examples.crash;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.Pipeline;
+import org.pgetl.PipelineConfig;
+import org.pgetl.examples.destination.PostgresMirrorDestination;
+import org.pgetl.store.postgres.PostgresStore;
+
+/**
+ * The process {@link CrashLoopIT} kills: a pipeline from the source database into a {@link
+ * PostgresMirrorDestination} in a second database, with a {@link PostgresStore} in the source
+ * database, running until the process is killed (SIGKILL) or stopped (SIGTERM).
+ *
+ * <p>Its one argument is a properties file with {@code host}, {@code port}, {@code user}, {@code
+ * password}, {@code source} and {@code target} (database names), {@code pipeline} and {@code
+ * publication}, so that no password shows on a command line. It prints {@value #STARTED} once the
+ * pipeline runs, {@value #STOPPED} after a clean stop, and {@value #FAILED} (then exits 3) when the
+ * pipeline stops by itself.
+ */
+public final class CrashLoopChild {
+  static final String STARTED = "crash-child: pipeline started";
+  static final String STOPPED = "crash-child: pipeline stopped cleanly";
+  static final String FAILED = "crash-child: pipeline failed";
+
+  /** Small batches: a copy takes many batches (and transactions), so kills land inside it. */
+  static final long BATCH_MAX_BYTES = 64 * 1024;
+
+  /** Set by the SIGTERM hook: the pipeline's end is then the stop it asked for. */
+  private static volatile boolean stopping;
+
+  private CrashLoopChild() {}
+
+  /**
+   * Runs the pipeline until the process is killed or terminated.
+   *
+   * @param args the properties file
+   * @throws Exception when the settings cannot be read or the pipeline cannot start
+   */
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
+    System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+    exitWithTheParent();
+    Properties p = read(Path.of(args[0]));
+    PgConnectionConfig source = connection(p, p.getProperty("source"));
+    PgConnectionConfig target = connection(p, p.getProperty("target"));
+    PipelineConfig config =
+        PipelineConfig.builder()
+            .pipelineId(p.getProperty("pipeline"))
+            .publication(p.getProperty("publication"))
+            .source(source)
+            .batchMaxBytes(BATCH_MAX_BYTES)
+            .batchMaxFill(Duration.ofMillis(100))
+            .maxTableSyncWorkers(2)
+            .copyConnectionsPerTable(2)
+            .retryDelay(Duration.ofMillis(500))
+            .statusInterval(Duration.ofSeconds(1))
+            .shutdownTimeout(Duration.ofSeconds(20))
+            .build();
+    PostgresStore store =
+        PostgresStore.builder().connection(source).pipelineId(config.pipelineId()).build();
+    Pipeline pipeline = Pipeline.create(config, store, new PostgresMirrorDestination(target, 2));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  stopping = true;
+                  pipeline.close();
+                  store.close();
+                  System.out.println(
+                      pipeline.failure().isPresent()
+                          ? FAILED + ": " + pipeline.failure().get()
+                          : STOPPED);
+                },
+                "crash-child-stop"));
+    pipeline.start();
+    System.out.println(STARTED);
+    while (!pipeline.awaitTermination(Duration.ofMinutes(1))) {
+      // runs until killed
+    }
+    if (stopping) {
+      return; // the hook reports
+    }
+    System.out.println(FAILED + ": " + pipeline.failure().map(String::valueOf).orElse("stopped"));
+    System.out.flush();
+    Runtime.getRuntime().halt(3);
+  }
+
+  /**
+   * Ends this process when the test's process is gone: the test never closes our standard input, so
+   * its end means the parent died (a killed build), and no pipeline must outlive it.
+   */
+  private static void exitWithTheParent() {
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                while (System.in.read() >= 0) {
+                  // the parent writes nothing
+                }
+              } catch (IOException e) {
+                // the pipe broke: the parent is gone too
+              }
+              Runtime.getRuntime().halt(4);
+            },
+            "crash-child-parent-watch");
+    watchdog.setDaemon(true);
+    watchdog.start();
+  }
+
+  private static Properties read(Path file) throws IOException {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(file)) {
+      p.load(r);
+    }
+    return p;
+  }
+
+  private static PgConnectionConfig connection(Properties p, String database) {
+    return PgConnectionConfig.builder()
+        .host(p.getProperty("host"))
+        .port(Integer.parseInt(p.getProperty("port")))
+        .database(database)
+        .user(p.getProperty("user"))
+        .password(p.getProperty("password"))
+        .build();
+  }
+}
