@@ -99,8 +99,10 @@ class ConformanceKitCatchesBrokenDestinationsTest {
     Map<String, Throwable> failed = failures(BrokenDestinations.DeduplicatesAcrossTables.class);
 
     assertThat(failed).containsKey("eventsOfTwoStreamsConcurrently");
-    assertThat(failed.get("eventsOfTwoStreamsConcurrently"))
-        .hasMessageContaining("rows of tck.other");
+    // whichever stream ends up behind loses events: the lagging one, or — when it overtakes the
+    // other — the first one
+    assertThat(failed.get("eventsOfTwoStreamsConcurrently").getMessage())
+        .containsAnyOf("rows of tck.other", "rows of tck.items");
   }
 
   @Test
