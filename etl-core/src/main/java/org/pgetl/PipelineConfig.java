@@ -37,7 +37,7 @@ import org.pgetl.error.EtlException;
  *     types without a binary decoder)
  * @param pgoutputStreaming ask pgoutput to stream large in-progress transactions (PostgreSQL 14+)
  * @param statusInterval the longest time between two status updates to the server (also bounded by
- *     60% of the server's {@code wal_sender_timeout})
+ *     a third of the server's {@code wal_sender_timeout})
  * @param shutdownTimeout how long a shutdown waits for unanswered destination results before it
  *     abandons them (they are delivered again by the next start)
  * @param lifecyclePollInterval how often the destination's lifecycle row is read
@@ -90,7 +90,7 @@ public record PipelineConfig(
   /** 5 timed retries, then an operator is needed. */
   public static final int DEFAULT_RETRY_MAX_ATTEMPTS = 5;
 
-  /** 10 s, and never more than 60% of the server's {@code wal_sender_timeout}. */
+  /** 10 s, and never more than a third of the server's {@code wal_sender_timeout}. */
   public static final Duration DEFAULT_STATUS_INTERVAL = Duration.ofSeconds(10);
 
   /** 30 s for unanswered destination results at shutdown. */
