@@ -233,8 +233,6 @@ final class DemoCommand implements Callable<Integer> {
               + source.describe()
               + " (user "
               + pg.superuser()
-              + ", password "
-              + pg.password()
               + "), destination "
               + destination.name());
       Pipeline pipeline = Pipeline.create(config, store, destination, registry);
