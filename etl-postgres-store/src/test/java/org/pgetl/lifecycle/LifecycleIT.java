@@ -223,6 +223,35 @@ class LifecycleIT {
   }
 
   @Test
+  void aDrainThatEndsThroughAFailureSaysSoAndTheResumeDeliversTheRest(TestDatabase db)
+      throws Exception {
+    table(db, "drainfail");
+    PostgresStore store = store(db, "drainfail");
+    RecordingDestination recording = RecordingDestination.builder().name(DEST).build();
+    FaultyDestination faulty = FaultyDestination.wrap(recording);
+    try (LogCapture log = new LogCapture();
+        Pipeline p = Pipeline.create(config(db, "drainfail", "pub_drainfail"), store, faulty)) {
+      p.start();
+      awaitReady(store);
+      HoldHandle held =
+          faulty.holdNext(
+              DestinationOperation.WRITE_EVENTS,
+              c -> c.hasInsertInto(TableName.parse("drainfail")));
+      db.execute("INSERT INTO drainfail VALUES (7000, 1)");
+      assertThat(held.awaitReached(WAIT)).isTrue();
+      operator(db, "drainfail", "draining");
+      await().atMost(WAIT).until(() -> p.status().lifecycle() == LifecycleState.DRAINING);
+      held.releaseFailed(org.pgetl.error.ErrorKind.DESTINATION_TIMEOUT);
+      await().atMost(WAIT).until(() -> p.status().phase() == PipelineStatus.Phase.DRAINED);
+      assertThat(log.count("pipeline drainfail: drain ended through a failure")).isEqualTo(1);
+      assertThat(log.count("pipeline drainfail: drain complete")).isZero();
+      operator(db, "drainfail", "active");
+      recording.awaitRowsEqual(
+          TableName.parse("drainfail"), SourceTables.read(db, TableName.parse("drainfail")), WAIT);
+    }
+  }
+
+  @Test
   void retireDropsSlotsAndStateAndAReAddedDestinationCopiesAfresh(TestDatabase db)
       throws Exception {
     table(db, "retired");

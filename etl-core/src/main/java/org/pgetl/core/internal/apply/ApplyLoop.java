@@ -275,6 +275,13 @@ public final class ApplyLoop {
     }
     long waited = System.nanoTime() - stopStartedNanos;
     if (waited > env.config().shutdownTimeout().toNanos()) {
+      env.stop()
+          .noteIncomplete(
+              window.inFlight()
+                  + " writes of the "
+                  + role.describe()
+                  + " stream unanswered after "
+                  + env.config().shutdownTimeout());
       LOG.warn(
           "pipeline {}: {} stream stops with {} writes unanswered after {}; they are delivered"
               + " again from {} at the next start",

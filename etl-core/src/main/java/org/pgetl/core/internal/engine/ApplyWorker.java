@@ -66,6 +66,7 @@ final class ApplyWorker implements Runnable {
       } catch (EtlException e) {
         if (ctx.stop.isRequested()) {
           LOG.info("pipeline {}: apply worker stopped ({})", pipelineId, e.getMessage());
+          ctx.stop.noteIncomplete(e.getMessage());
           return;
         }
         if (progressed[0] != null) {

@@ -237,10 +237,11 @@ public final class Engine {
                     config.pipelineId());
               } else {
                 LOG.warn(
-                    "pipeline {}: drain ended through a failure: events after {} were NOT"
+                    "pipeline {}: drain ended through a failure ({}): events after {} were NOT"
                         + " delivered; set the destination active to read them again before"
                         + " retiring it",
                     config.pipelineId(),
+                    lastStopProblem != null ? lastStopProblem : "see the errors above",
                     store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
               }
             }
@@ -355,7 +356,8 @@ public final class Engine {
     joinUninterruptibly(g.apply);
     g.ctx.pool.awaitAll();
     generation = null;
-    return errors.fatal() == null;
+    lastStopProblem = g.ctx.stop.incompleteReason();
+    return errors.fatal() == null && lastStopProblem == null;
   }
 
   private String tableLabel(TableId table) {
@@ -400,6 +402,7 @@ public final class Engine {
   }
 
   private Connection lagConnection;
+  private volatile String lastStopProblem;
 
   /**
    * Samples the server's WAL end against the apply slot's confirmed position, on one connection

@@ -23,6 +23,7 @@ public final class StopSignal {
   }
 
   private final AtomicReference<Mode> mode = new AtomicReference<>(Mode.NONE);
+  private final AtomicReference<String> incomplete = new AtomicReference<>();
   private final List<Runnable> wakers = new CopyOnWriteArrayList<>();
 
   /**
@@ -53,6 +54,25 @@ public final class StopSignal {
    */
   public boolean isRequested() {
     return mode.get() != Mode.NONE;
+  }
+
+  /**
+   * Records that a stream did not stop cleanly: a write failed or stayed unanswered while it
+   * stopped, so what it had read was not all delivered. The first reason is kept.
+   *
+   * @param reason what went wrong
+   */
+  public void noteIncomplete(String reason) {
+    incomplete.compareAndSet(null, reason);
+  }
+
+  /**
+   * Returns why a stream did not stop cleanly.
+   *
+   * @return the first reason, or null when every stream stopped cleanly
+   */
+  public String incompleteReason() {
+    return incomplete.get();
   }
 
   /**
