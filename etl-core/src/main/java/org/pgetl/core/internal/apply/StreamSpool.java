@@ -135,15 +135,6 @@ final class StreamSpool {
     return transactions.isEmpty();
   }
 
-  /**
-   * Returns the bytes held.
-   *
-   * @return the spooled size
-   */
-  long bytes() {
-    return bytes;
-  }
-
   /** Drops everything (the stream is abandoned; the server sends it again next time). */
   void clear() {
     transactions.clear();

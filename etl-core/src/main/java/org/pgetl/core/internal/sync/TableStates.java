@@ -120,22 +120,6 @@ public final class TableStates {
   }
 
   /**
-   * Forgets a table (removed from the publication).
-   *
-   * @param table the table
-   */
-  public void remove(TableId table) {
-    lock.lock();
-    try {
-      states.remove(table);
-      version++;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
    * Marks that a table-sync worker runs for a table. Returns false when one already does.
    *
    * @param table the table
@@ -182,20 +166,6 @@ public final class TableStates {
   }
 
   /**
-   * Returns the number of running table-sync workers.
-   *
-   * @return the count
-   */
-  public int activeWorkerCount() {
-    lock.lock();
-    try {
-      return activeWorkers.size();
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
    * Waits until the table's state matches, or its worker ended, or the timeout passed.
    *
    * @param table the table
@@ -218,25 +188,6 @@ public final class TableStates {
         if (!activeWorkers.contains(table) || nanos <= 0) {
           return null;
         }
-        nanos = changed.awaitNanos(nanos);
-      }
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
-   * Waits for any change at most {@code timeout}.
-   *
-   * @param timeout the longest wait
-   * @throws InterruptedException when interrupted
-   */
-  public void awaitAnyChange(Duration timeout) throws InterruptedException {
-    lock.lock();
-    try {
-      long seen = version;
-      long nanos = timeout.toNanos();
-      while (version == seen && nanos > 0) {
         nanos = changed.awaitNanos(nanos);
       }
     } finally {
