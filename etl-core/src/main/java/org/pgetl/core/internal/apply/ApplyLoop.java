@@ -2,6 +2,7 @@ package org.pgetl.core.internal.apply;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
@@ -403,7 +404,7 @@ public final class ApplyLoop {
       env.metrics().eventsDelivered(events.size(), bytes);
     }
     try {
-      env.destination().writeEvents(List.copyOf(events), durability, result);
+      env.destination().writeEvents(Collections.unmodifiableList(events), durability, result);
     } catch (EtlException e) {
       result.fail(e);
     } catch (RuntimeException e) {

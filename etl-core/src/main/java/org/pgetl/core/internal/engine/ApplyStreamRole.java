@@ -53,18 +53,24 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void afterCommit(Lsn commitEndLsn, Control control) {
-    handOff(commitEndLsn, control);
+    if (ctx.tables.anySyncing()) {
+      handOff(commitEndLsn, control);
+    }
   }
 
   @Override
   public void afterDurable(Lsn durableLsn, Control control) {
-    promoteReady(durableLsn);
+    if (ctx.tables.anySyncing()) {
+      promoteReady(durableLsn);
+    }
   }
 
   @Override
   public void whenIdle(Lsn lastReceived, Control control) {
-    handOff(lastReceived, control);
-    promoteReady(lastReceived);
+    if (ctx.tables.anySyncing()) {
+      handOff(lastReceived, control);
+      promoteReady(lastReceived);
+    }
   }
 
   @Override

@@ -43,7 +43,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ApplyWorker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplyWorker.class);
-  private static final Duration SLOT_DROP_TIMEOUT = Duration.ofSeconds(30);
 
   private final EngineContext ctx;
   private final String pipelineId;
@@ -172,7 +171,7 @@ final class ApplyWorker implements Runnable {
       for (Map.Entry<TableId, TableState> e : ctx.store.loadTableStates().entrySet()) {
         ctx.tables.publish(e.getKey(), e.getValue());
       }
-      slots.dropIfExists(slotName, SLOT_DROP_TIMEOUT);
+      slots.dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
       slot = Optional.empty();
     }
     if (slot.isEmpty()) {

@@ -56,7 +56,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Engine {
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
-  private static final Duration SLOT_DROP_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration RETAINED_WARNING_EVERY = Duration.ofMinutes(1);
 
   private final PipelineConfig config;
@@ -173,7 +172,7 @@ public final class Engine {
       for (TableId t : states.keySet()) {
         if (!publishedSet.contains(t)) {
           store.deleteTable(t);
-          slots.dropIfExists(SlotNames.tableSync(pipelineId, t), SLOT_DROP_TIMEOUT);
+          slots.dropIfExists(SlotNames.tableSync(pipelineId, t), SlotAdmin.DROP_TIMEOUT);
           LOG.info(
               "pipeline {}: table {} left the publication; its state is deleted", pipelineId, t);
         }
@@ -181,7 +180,7 @@ public final class Engine {
       // no table-sync slot outlives a process: every copy starts from scratch with a new one
       for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
         if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
-          slots.dropIfExists(s.slotName(), SLOT_DROP_TIMEOUT);
+          slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
           LOG.info("pipeline {}: dropped leftover table-sync slot {}", pipelineId, s.slotName());
         }
       }
@@ -372,9 +371,9 @@ public final class Engine {
         destination.name());
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
       SlotAdmin slots = new SlotAdmin(c);
-      slots.dropIfExists(SlotNames.apply(pipelineId), SLOT_DROP_TIMEOUT);
+      slots.dropIfExists(SlotNames.apply(pipelineId), SlotAdmin.DROP_TIMEOUT);
       for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
-        slots.dropIfExists(s.slotName(), SLOT_DROP_TIMEOUT);
+        slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
       }
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not drop the slots of retired pipeline " + pipelineId);

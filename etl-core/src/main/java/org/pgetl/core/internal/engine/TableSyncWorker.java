@@ -49,7 +49,6 @@ import org.slf4j.LoggerFactory;
  */
 final class TableSyncWorker {
   private static final Logger LOG = LoggerFactory.getLogger(TableSyncWorker.class);
-  private static final Duration SLOT_DROP_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration WAIT_SLICE = Duration.ofMillis(200);
 
   private final EngineContext ctx;
@@ -89,16 +88,24 @@ final class TableSyncWorker {
     } finally {
       if (!completed) {
         // every later attempt copies from scratch with a new slot: this one would only hold WAL
-        dropSlotQuietly();
+        dropSlot();
       }
     }
   }
 
-  private void dropSlotQuietly() {
+  /** Drops this table's slot; a failure is logged: every start drops leftover slots anyway. */
+  private boolean dropSlot() {
     try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table))) {
-      new SlotAdmin(c).dropIfExists(slotName, SLOT_DROP_TIMEOUT);
+      new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+      return true;
     } catch (EtlException | java.sql.SQLException e) {
-      LOG.debug("pipeline {}: slot {} not dropped now: {}", pipelineId, slotName, e.getMessage());
+      LOG.warn(
+          "pipeline {}: could not drop slot {} of table {} ({}); it is dropped at the next start",
+          pipelineId,
+          slotName,
+          table,
+          e.getMessage());
+      return false;
     }
   }
 
@@ -129,7 +136,7 @@ final class TableSyncWorker {
         return;
       }
       // 2. the old slot goes; 3. our own leftovers go; 4. DataSync
-      new SlotAdmin(c).dropIfExists(slotName, SLOT_DROP_TIMEOUT);
+      new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
     } catch (java.sql.SQLException e) {
       throw org.pgetl.core.internal.pg.PgErrors.map(e, "table-sync of " + table + " failed");
     }
@@ -301,17 +308,15 @@ final class TableSyncWorker {
   private void cleanUp() {
     try {
       ctx.store.deleteProgress(ProgressKey.tableSync(table));
-      try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table))) {
-        new SlotAdmin(c).dropIfExists(slotName, SLOT_DROP_TIMEOUT);
-      }
-      LOG.info("pipeline {}: table {} caught up; slot {} dropped", pipelineId, table, slotName);
-    } catch (EtlException | java.sql.SQLException e) {
+    } catch (EtlException e) {
       LOG.warn(
-          "pipeline {}: could not drop slot {} of table {} ({}); it is dropped at the next start",
+          "pipeline {}: could not delete the progress of table {}: {}",
           pipelineId,
-          slotName,
           table,
           e.getMessage());
+    }
+    if (dropSlot()) {
+      LOG.info("pipeline {}: table {} caught up; slot {} dropped", pipelineId, table, slotName);
     }
   }
 

@@ -31,6 +31,12 @@ public final class SlotAdmin {
   /** The longest one termination wait, kept under the bounded session's statement timeout. */
   static final Duration MAX_TERMINATE_WAIT = Duration.ofSeconds(20);
 
+  /**
+   * How long pgetl waits for a slot's walsender to go away when it drops the slot: longer than a
+   * walsender takes to notice its client left ({@code wal_sender_timeout} aside).
+   */
+  public static final Duration DROP_TIMEOUT = Duration.ofSeconds(30);
+
   private final Connection connection;
   private final ServerVersion version;
 

@@ -1,11 +1,11 @@
 package org.pgetl.core.internal.sync;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
@@ -27,7 +27,9 @@ public final class TableStates {
   private final StateStore store;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
-  private final Map<TableId, TableState> states = new HashMap<>();
+  // written under the lock (so waiters see every change), read without it on the hot path
+  private final Map<TableId, TableState> states = new ConcurrentHashMap<>();
+  private volatile boolean anySyncing;
   private final Set<TableId> activeWorkers = new HashSet<>();
   private long version;
   private volatile java.util.function.BiConsumer<TableId, TableState> listener = (t, s) -> {};
@@ -40,6 +42,7 @@ public final class TableStates {
   public TableStates(StateStore store) {
     this.store = store;
     states.putAll(store.tableStates());
+    anySyncing = states.values().stream().anyMatch(TableState::isSyncing);
   }
 
   /**
@@ -49,12 +52,17 @@ public final class TableStates {
    * @return the state, or null when the table is not part of the pipeline
    */
   public TableState get(TableId table) {
-    lock.lock();
-    try {
-      return states.get(table);
-    } finally {
-      lock.unlock();
-    }
+    return states.get(table);
+  }
+
+  /**
+   * Returns true while any table is still syncing (not {@code Ready} or {@code Errored}): the apply
+   * worker's cheap check before its hand-off work after each commit.
+   *
+   * @return whether some table syncs
+   */
+  public boolean anySyncing() {
+    return anySyncing;
   }
 
   /**
@@ -90,6 +98,7 @@ public final class TableStates {
     lock.lock();
     try {
       states.put(table, state);
+      anySyncing = state.isSyncing() || states.values().stream().anyMatch(TableState::isSyncing);
       version++;
       changed.signalAll();
     } finally {
