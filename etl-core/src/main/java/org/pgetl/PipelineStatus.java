@@ -13,7 +13,8 @@ import org.pgetl.store.TableState;
  *
  * @param pipelineId the pipeline id
  * @param phase what the pipeline is doing
- * @param lifecycle the destination's effective lifecycle state
+ * @param lifecycle the destination's effective lifecycle state; null until the lifecycle row was
+ *     read once (nothing is read or delivered before)
  * @param tables each table's name (null until its first copy) and state
  * @param applyLsn the apply stream's stored durable progress
  * @param lagBytes the server's WAL end minus the slot's confirmed flush position, from the last
@@ -33,6 +34,8 @@ public record PipelineStatus(
   public enum Phase {
     /** Created, not started. */
     CREATED,
+    /** Started; waiting to read the destination's lifecycle state before any intake. */
+    STARTING,
     /** Copying and streaming. */
     RUNNING,
     /** Paused by the lifecycle. */

@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,6 +18,7 @@ import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.model.Event;
@@ -317,7 +319,7 @@ public final class EndToEndBenchmark {
     }
 
     @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
       result.durable();
     }
 
@@ -335,7 +337,8 @@ public final class EndToEndBenchmark {
     }
 
     @Override
-    public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+    public void writeEvents(
+        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
       long n = 0;
       for (Event e : events) {
         if (e.kind() == Event.Kind.INSERT) {

@@ -88,4 +88,49 @@ class StreamedTransactionsIT {
       assertThat(dest.violations()).isEmpty();
     }
   }
+
+  /**
+   * Regression: pgoutput sends TYPE messages for user types (enums, domains, composites) inside the
+   * stream blocks of an in-progress transaction; the replay at STREAM COMMIT rejected them
+   * ("unexpected Type message in a transaction", MANUAL), and since the server streams the same
+   * transaction again after every restart, the pipeline could never pass it.
+   */
+  @Test
+  void aStreamedTransactionOnTablesWithUserTypesArrives(TestDatabase db) throws Exception {
+    db.execute(
+        "CREATE ROLE typer LOGIN SUPERUSER REPLICATION PASSWORD 'typer'",
+        "ALTER ROLE typer SET logical_decoding_work_mem = '64kB'",
+        "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
+        "CREATE DOMAIN positive AS int CHECK (VALUE > 0)",
+        "CREATE TYPE point2 AS (x int, y int)",
+        "CREATE TABLE typed (id int PRIMARY KEY, m mood, p positive, pt point2, v text)",
+        "INSERT INTO typed VALUES (0, 'ok', 1, ROW(0, 0), 'seed')",
+        "CREATE PUBLICATION pub_typed FOR TABLE typed");
+    PgConnectionConfig asTyper =
+        PipelineHarness.source(db).toBuilder().user("typer").password("typer").build();
+    PipelineConfig config =
+        PipelineHarness.config(db, "typed", "pub_typed")
+            .source(asTyper)
+            .pgoutputStreaming(true)
+            .build();
+    MemoryStore store = new MemoryStore("typed");
+    RecordingDestination dest = RecordingDestination.create();
+    try (Pipeline p = Pipeline.create(config, store, dest)) {
+      p.start();
+      awaitAllReady(store, 1);
+      db.execute(
+          "INSERT INTO typed SELECT g, (ARRAY['sad','ok','happy'])[1 + g % 3]::mood, g,"
+              + " ROW(g, -g), repeat('t', 100) FROM generate_series(1, 4000) g");
+      db.execute("INSERT INTO typed VALUES (-1, 'happy', 7, ROW(1, 2), 'marker')");
+      dest.awaitRowsEqual(name("typed"), sourceRows(db, "typed"), WAIT);
+      assertThat(
+              db.queryLong(
+                  "SELECT coalesce(sum(stream_txns), 0) FROM pg_stat_replication_slots"
+                      + " WHERE slot_name = 'pgetl_apply_typed'"))
+          .isPositive();
+      assertThat(p.failure()).isEmpty();
+      assertThat(store.tableStates().values())
+          .allMatch(s -> s.type() == org.pgetl.store.TableState.Type.READY);
+    }
+  }
 }

@@ -39,8 +39,15 @@ import org.pgetl.error.EtlException;
  * #completion()} let the engine (and tests) create results and observe the answer.
  */
 public final class AsyncResult {
+  // Answers take effect in one order across all results: the order of this counter, taken under
+  // the same lock as the answer itself. The engine compares the orders of two answers to know
+  // which the destination gave first, whatever order their callbacks run in.
+  private static final Object ANSWER_ORDER_LOCK = new Object();
+  private static long lastAnswerOrder;
+
   private final AtomicReference<Outcome> answer = new AtomicReference<>();
   private final CompletableFuture<Outcome> future = new CompletableFuture<>();
+  private volatile long answerOrder;
 
   private AsyncResult() {}
 
@@ -101,11 +108,26 @@ public final class AsyncResult {
     if (outcome == null) {
       throw new NullPointerException("outcome");
     }
-    if (!answer.compareAndSet(null, outcome)) {
-      return false;
+    synchronized (ANSWER_ORDER_LOCK) {
+      if (!answer.compareAndSet(null, outcome)) {
+        return false;
+      }
+      answerOrder = ++lastAnswerOrder;
     }
     future.complete(outcome);
     return true;
+  }
+
+  /**
+   * Returns when this result was answered, relative to every other result of this JVM: of two
+   * answered results, the one answered first has the smaller order (the answers of one thread keep
+   * their program order; answers of different threads are ordered as they took effect). Called by
+   * the engine to apply answers in the order the destination gave them.
+   *
+   * @return the answer's order, from 1; 0 while unanswered
+   */
+  public long answerOrder() {
+    return answerOrder;
   }
 
   /**

@@ -1,6 +1,7 @@
 package org.pgetl.destination;
 
 import java.util.List;
+import java.util.UUID;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.ReplicatedTableSchema;
@@ -14,11 +15,13 @@ import org.pgetl.model.ReplicatedTableSchema;
  * <ol>
  *   <li>{@link #startup(DestinationContext)} once, on the thread that calls {@code
  *       Pipeline.start()}, before any other call.
- *   <li>For each table that needs a copy: {@link #dropTableForCopy} (remove whatever an earlier
- *       copy attempt wrote), then {@link #writeTableRows} batches from several copy threads at once
- *       (one per copy partition), then possibly the {@link TableCopyWrite.Finish} barrier.
+ *   <li>For each copy attempt of a table: {@link #dropTableForCopy} (remove whatever an earlier
+ *       attempt wrote; it names the new attempt), then {@link #writeTableRows} batches from several
+ *       copy threads at once (one per copy partition), then the {@link TableCopyWrite.Finish}
+ *       barrier once every batch was answered.
  *   <li>{@link #writeEvents} from the apply thread and, while tables catch up after their copy,
- *       from their table-sync threads: several streams may call concurrently.
+ *       from their table-sync threads: several streams may call concurrently; each call names its
+ *       {@link StreamId}.
  *   <li>{@link #shutdown()} once, after the last write was answered or abandoned, on the thread
  *       that stops the pipeline.
  * </ol>
@@ -41,6 +44,10 @@ import org.pgetl.model.ReplicatedTableSchema;
  *   <li>At-least-once: after a restart, everything after the last durable point is delivered again.
  *       Deduplicate copy batches on {@link TableCopyBatchId} and events on {@link
  *       Event#sequenceKey()}.
+ *   <li>A copy batch of an abandoned attempt can still arrive after the next attempt's {@link
+ *       #dropTableForCopy} (the engine waits for in-flight answers only up to its shutdown
+ *       timeout): a batch whose {@link TableCopyBatchId#attemptId()} is not the attempt the last
+ *       drop named is stale; do not apply it.
  *   <li>Per-table order of events is preserved. BEGIN and COMMIT may repeat across streams while
  *       tables catch up; batches follow size and time limits, not transaction boundaries.
  *   <li>Each copy partition waits for the answer to a batch before it sends its next batch.
@@ -69,18 +76,22 @@ public interface Destination {
   default void startup(DestinationContext context) {}
 
   /**
-   * Removes what an earlier copy attempt of this table wrote, before the table is copied (again)
-   * from scratch. Called by a table-sync thread before every copy attempt, including the first
-   * (then there may be nothing to remove: succeed anyway).
+   * Removes what earlier copy attempts of this table wrote, before the table is copied (again) from
+   * scratch by the attempt {@code attemptId}. Called by a table-sync thread before every copy
+   * attempt, including the first (then there may be nothing to remove: succeed anyway).
    *
-   * <p>Before answering, make sure that no write accepted during an earlier attempt can still
-   * change the table (wait for, cancel or reject such writes). Answer {@code durable()} (or {@code
-   * accepted()}: both mean done) when the table is gone or empty.
+   * <p>From this call on, {@code attemptId} is the table's current attempt: a later copy batch with
+   * another attempt id is a leftover of an abandoned attempt and must not be applied (answer it
+   * {@code durable()} and drop it). Before answering, make sure that no write accepted during an
+   * earlier attempt can still change the table (wait for, cancel or reject such writes). Answer
+   * {@code durable()} (or {@code accepted()}: both mean done) when the table is gone or empty.
    *
-   * @param table the table's schema as the earlier attempt knew it, or the current one
+   * @param table the table's replicated schema as the earlier attempt knew it (identity and
+   *     published columns included), or the current one when no attempt wrote anything yet
+   * @param attemptId the copy attempt that follows; its batches and its {@code Finish} carry it
    * @param result answer once, from any thread
    */
-  void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result);
+  void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result);
 
   /**
    * Writes one batch of a table's initial copy, or the terminal {@link TableCopyWrite.Finish}
@@ -88,10 +99,11 @@ public interface Destination {
    * partition waits for the answer before it sends its next batch. There is no order between
    * batches of different partitions.
    *
-   * <p>A {@link TableCopyWrite.Batch} may be answered {@code accepted()}; then the engine sends
-   * {@code Finish} after the last batch and the table's copy is complete only when {@code Finish}
-   * is answered {@code durable()} — which must mean that every batch of this attempt is durable.
-   * {@code Finish} is also sent for an empty table, so the destination can create it.
+   * <p>A {@link TableCopyWrite.Batch} may be answered {@code accepted()}. After the attempt's last
+   * batch was answered, the engine sends {@link TableCopyWrite.Finish} (always, with the attempt id
+   * and the number of batches and rows); the table's copy is complete only when {@code Finish} is
+   * answered {@code durable()} — which must mean that every batch of this attempt is durable.
+   * {@code Finish} is also the only write an empty table gets, so the destination can create it.
    *
    * @param table the table's replicated schema; every row follows it
    * @param write a batch (with an id to deduplicate on) or the barrier
@@ -101,19 +113,23 @@ public interface Destination {
 
   /**
    * Writes a batch of change events of one stream, in order. Called by the apply thread and by
-   * table-sync threads during catch-up; each stream has a bounded number of writes in flight.
+   * table-sync threads during catch-up; each stream makes one call at a time and has a bounded
+   * number of writes in flight.
    *
    * <p>With {@link WriteDurability#MAY_DEFER} you may answer {@code accepted()} and confirm later:
-   * a {@code durable()} answer covers every earlier accepted write of the stream (never an earlier
-   * write still unanswered). With {@link WriteDurability#REQUIRE_DURABLE} you must answer {@code
-   * durable()} or fail; {@code accepted()} is a contract violation that fails the stream. An empty
-   * list with {@code REQUIRE_DURABLE} is a barrier: make everything accepted so far durable.
+   * a {@code durable()} answer covers every earlier accepted write of the same {@code stream}
+   * (never an earlier write still unanswered, never another stream's). With {@link
+   * WriteDurability#REQUIRE_DURABLE} you must answer {@code durable()} or fail; {@code accepted()}
+   * is a contract violation that fails the stream. An empty list with {@code REQUIRE_DURABLE} is a
+   * barrier: make everything this stream's writes had accepted durable.
    *
+   * @param stream the stream the write belongs to
    * @param events the events, in stream order; never empty with {@code MAY_DEFER}
    * @param durability whether the answer may be deferred
    * @param result answer once, from any thread
    */
-  void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result);
+  void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result);
 
   /**
    * Releases the destination's resources, once, after the pipeline stopped submitting work (every

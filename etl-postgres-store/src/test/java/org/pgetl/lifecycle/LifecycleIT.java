@@ -15,6 +15,7 @@ import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
+import org.pgetl.engine.LogCapture;
 import org.pgetl.model.Event;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableName;
@@ -210,7 +211,7 @@ class LifecycleIT {
       await().atMost(WAIT).until(() -> dest.rowCount(TableName.parse("drained")) > 200);
       operator(db, "drained", "draining");
       await().atMost(WAIT).until(() -> p.status().phase() == PipelineStatus.Phase.DRAINED);
-      assertThat(log.count("pipeline drained: drain complete (flushed out)")).isEqualTo(1);
+      assertThat(log.count("pipeline drained: drain complete:")).isEqualTo(1);
       await().atMost(WAIT).until(() -> !slotActive(db, "pgetl_apply_drained"));
       // everything the stream had read was delivered: the durable point covers what was confirmed
       Lsn progress = store.progress(ProgressKey.apply()).orElseThrow();
@@ -243,7 +244,7 @@ class LifecycleIT {
       await().atMost(WAIT).until(() -> p.status().lifecycle() == LifecycleState.DRAINING);
       held.releaseFailed(org.pgetl.error.ErrorKind.DESTINATION_TIMEOUT);
       await().atMost(WAIT).until(() -> p.status().phase() == PipelineStatus.Phase.DRAINED);
-      assertThat(log.count("pipeline drainfail: drain ended through a failure")).isEqualTo(1);
+      assertThat(log.count("pipeline drainfail: drain NOT complete")).isEqualTo(1);
       assertThat(log.count("pipeline drainfail: drain complete")).isZero();
       operator(db, "drainfail", "active");
       recording.awaitRowsEqual(
@@ -426,6 +427,124 @@ class LifecycleIT {
       operator(db, "blip", "active");
       dest.awaitRowsEqual(
           TableName.parse("blip"), SourceTables.read(db, TableName.parse("blip")), WAIT);
+    }
+  }
+
+  /**
+   * Regression: a drain reported "complete" while what it delivered was only accepted — no durable
+   * barrier followed, and the stored progress stayed below the delivered changes. Retiring the
+   * destination next would have dropped the slot with that data's only way back.
+   */
+  @Test
+  void aDrainMakesAcceptedWritesDurableBeforeItSaysComplete(TestDatabase db) throws Exception {
+    table(db, "drainacc");
+    PostgresStore store = store(db, "drainacc");
+    RecordingDestination dest =
+        RecordingDestination.builder()
+            .name(DEST)
+            .answering(RecordingDestination.Answering.ACCEPTED)
+            .build();
+    try (LogCapture log = new LogCapture();
+        Pipeline p = Pipeline.create(config(db, "drainacc", "pub_drainacc"), store, dest)) {
+      p.start();
+      awaitReady(store);
+      workload = new Workload(db, "drainacc");
+      await().atMost(WAIT).until(() -> dest.rowCount(TableName.parse("drainacc")) > 200);
+      operator(db, "drainacc", "draining");
+      await().atMost(WAIT).until(() -> p.status().phase() == PipelineStatus.Phase.DRAINED);
+      workload.stop();
+      assertThat(log.count("pipeline drainacc: drain complete:")).isEqualTo(1);
+      // every change delivered is durable: stored progress and the slot are at its commit
+      Lsn delivered =
+          dest.events(TableName.parse("drainacc")).stream()
+              .filter(e -> e instanceof Event.Insert)
+              .map(Event::commitLsn)
+              .max(Lsn::compareTo)
+              .orElseThrow();
+      Lsn progress = store.progress(ProgressKey.apply()).orElseThrow();
+      assertThat(progress).isGreaterThan(delivered);
+      await().atMost(WAIT).until(() -> !slotActive(db, "pgetl_apply_drainacc"));
+      assertThat(confirmed(db, "pgetl_apply_drainacc")).isGreaterThan(delivered);
+      assertThat(p.status().applyLsn()).isEqualTo(progress);
+      // the drain's last write was the durability barrier, answered durable
+      var last = dest.calls(DestinationOperation.WRITE_EVENTS);
+      var barrier = last.get(last.size() - 1);
+      assertThat(barrier.events()).isEmpty();
+      assertThat(barrier.durability())
+          .isEqualTo(org.pgetl.destination.WriteDurability.REQUIRE_DURABLE);
+      assertThat(barrier.outcome()).contains(org.pgetl.destination.Outcome.DURABLE);
+    }
+  }
+
+  /** Regression: a drain that interrupted a copy said it was complete. */
+  @Test
+  void aDrainThatInterruptsACopySaysItIsNotComplete(TestDatabase db) throws Exception {
+    db.execute(
+        "CREATE TABLE draincopy (id int PRIMARY KEY, v text)",
+        "INSERT INTO draincopy SELECT g, repeat('v', 100) FROM generate_series(1, 5000) g",
+        "CREATE PUBLICATION pub_draincopy FOR TABLE draincopy");
+    PostgresStore store = store(db, "draincopy");
+    RecordingDestination recording = RecordingDestination.builder().name(DEST).build();
+    FaultyDestination faulty = FaultyDestination.wrap(recording);
+    HoldHandle held = faulty.holdNext(DestinationOperation.WRITE_TABLE_ROWS);
+    PipelineConfig config =
+        config(db, "draincopy", "pub_draincopy").toBuilder().batchMaxBytes(16 * 1024).build();
+    try (LogCapture log = new LogCapture();
+        Pipeline p = Pipeline.create(config, store, faulty)) {
+      p.start();
+      assertThat(held.awaitReached(WAIT)).isTrue();
+      operator(db, "draincopy", "draining");
+      await().atMost(WAIT).until(() -> p.status().lifecycle() == LifecycleState.DRAINING);
+      held.releaseDurable();
+      await().atMost(WAIT).until(() -> p.status().phase() == PipelineStatus.Phase.DRAINED);
+      assertThat(log.count("pipeline draincopy: drain NOT complete", "copy interrupted"))
+          .isEqualTo(1);
+      assertThat(log.count("pipeline draincopy: drain complete")).isZero();
+      operator(db, "draincopy", "active");
+      awaitReady(store);
+      recording.awaitRowsEqual(
+          TableName.parse("draincopy"), SourceTables.read(db, TableName.parse("draincopy")), WAIT);
+    }
+  }
+
+  /**
+   * Regression: a lifecycle read that failed at start read as {@code active}, so a paused (or
+   * retired) destination got a full copy and streaming until a read succeeded.
+   */
+  @Test
+  void aLifecycleReadThatFailsAtStartDeliversNothingUntilItSucceeds(TestDatabase db)
+      throws Exception {
+    table(db, "unread");
+    // the store's schema exists, with the operator's row: paused
+    store(db, "unread").close();
+    operator(db, "unread", "paused");
+    db.execute("ALTER TABLE etl.destination_lifecycle RENAME TO destination_lifecycle_away");
+    PostgresStore store = store(db, "unread");
+    RecordingDestination dest = RecordingDestination.builder().name(DEST).build();
+    try (Pipeline p = Pipeline.create(config(db, "unread", "pub_unread"), store, dest)) {
+      try {
+        p.start();
+        await()
+            .during(Duration.ofSeconds(2))
+            .atMost(WAIT)
+            .until(
+                () ->
+                    p.status().phase() == PipelineStatus.Phase.STARTING
+                        && p.status().lifecycle() == null);
+        assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY)).isZero();
+        assertThat(
+                db.queryLong(
+                    "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'pgetl_%'"))
+            .isZero();
+      } finally {
+        db.execute("ALTER TABLE etl.destination_lifecycle_away RENAME TO destination_lifecycle");
+      }
+      await().atMost(WAIT).until(() -> p.status().phase() == PipelineStatus.Phase.PAUSED);
+      assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY)).isZero();
+      operator(db, "unread", "active");
+      awaitReady(store);
+      dest.awaitRowsEqual(
+          TableName.parse("unread"), SourceTables.read(db, TableName.parse("unread")), WAIT);
     }
   }
 }

@@ -282,6 +282,63 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
     }
   }
 
+  /**
+   * Stops the server (fast shutdown) and keeps its data folder and port, to start it again with
+   * {@link #restart()}: an outage of the source, as a test sees it. Every connection is closed.
+   *
+   * @throws TestkitException when the server is closed or cannot be stopped
+   */
+  public void stop() {
+    if (closed.get()) {
+      throw new TestkitException("the server was closed; it cannot be stopped or started again");
+    }
+    stopServer();
+    log.info("stopped postgresql {} on {}:{} (data kept)", serverVersion, HOST, port);
+  }
+
+  /**
+   * Starts a server stopped by {@link #stop()} again, on the same port with the same data. Does
+   * nothing when it runs.
+   *
+   * @throws TestkitException when the server is closed or does not start
+   */
+  public void restart() {
+    if (closed.get()) {
+      throw new TestkitException("the server was closed; it cannot be started again");
+    }
+    if (Instances.postmaster(dataDir).isPresent()) {
+      return;
+    }
+    Path logFile = instanceDir.resolve("postgres.log");
+    Commands.Result r =
+        run(
+            List.of(
+                bin.resolve("pg_ctl").toString(),
+                "start",
+                "-D",
+                dataDir.toString(),
+                "-l",
+                logFile.toString(),
+                "-w",
+                "-t",
+                Long.toString(DEFAULT_STARTUP_TIMEOUT.toSeconds()),
+                "-o",
+                "-p " + port),
+            DEFAULT_STARTUP_TIMEOUT.plusSeconds(30));
+    if (!r.ok()) {
+      throw startFailure("pg_ctl could not start the server again", r, readLog(logFile));
+    }
+    pid =
+        Instances.postmaster(dataDir)
+            .map(ProcessHandle::pid)
+            .orElseThrow(
+                () ->
+                    startFailure(
+                        "pg_ctl reported a start but no postmaster runs", null, readLog(logFile)));
+    checkConnection(logFile);
+    log.info("started postgresql {} again on {}:{} (pid {})", serverVersion, HOST, port, pid);
+  }
+
   @Override
   public String toString() {
     return "EmbeddedPostgres[" + version + " at " + HOST + ":" + port + ", " + dataDir + "]";

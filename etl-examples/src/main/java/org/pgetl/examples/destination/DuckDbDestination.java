@@ -11,10 +11,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.UUID;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -154,7 +156,7 @@ public final class DuckDbDestination implements Destination {
    * @param result answered {@code durable()} after the commit
    */
   @Override
-  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+  public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
     submit(
         result,
         "drop table " + table.name() + " for a new copy",
@@ -193,7 +195,8 @@ public final class DuckDbDestination implements Destination {
    * @param result answered {@code durable()} after the commit
    */
   @Override
-  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+  public void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     if (events.isEmpty()) {
       submit(result, "durability barrier", () -> {}); // answered after the writes before it
       return;

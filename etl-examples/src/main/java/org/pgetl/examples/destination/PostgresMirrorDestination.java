@@ -8,10 +8,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -189,7 +191,7 @@ public final class PostgresMirrorDestination implements Destination {
    * @param result answered {@code durable()} after the commit
    */
   @Override
-  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+  public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
     submit(
         copies,
         result,
@@ -231,7 +233,8 @@ public final class PostgresMirrorDestination implements Destination {
    * @param result answered {@code durable()} after the commit
    */
   @Override
-  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+  public void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     if (events.isEmpty()) {
       SerialWriter writer = requireStarted(this.events);
       writer.submit(result, () -> {}); // answered after the writes queued before it

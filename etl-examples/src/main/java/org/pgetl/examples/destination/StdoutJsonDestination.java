@@ -9,8 +9,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -163,7 +165,7 @@ public final class StdoutJsonDestination implements Destination {
    * @param result answered {@code durable()} once the line is flushed
    */
   @Override
-  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+  public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
     writer.submit(result, () -> print(tableLine("drop_table_for_copy", table).end()));
   }
 
@@ -206,7 +208,8 @@ public final class StdoutJsonDestination implements Destination {
    * @param result answered {@code durable()} once the lines are flushed
    */
   @Override
-  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+  public void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     writer.submit(
         result,
         () -> {

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
@@ -258,7 +259,7 @@ class DuckDbDestinationTest {
       Scenario.finish(d.destination, t);
       sendEvents(d.destination, good);
       AsyncResult failed = AsyncResult.create();
-      d.destination.writeEvents(bad, WriteDurability.MAY_DEFER, failed);
+      d.destination.writeEvents(StreamId.APPLY, bad, WriteDurability.MAY_DEFER, failed);
       Outcome o = await(failed);
       assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
       assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_QUERY_FAILED);
@@ -398,7 +399,7 @@ class DuckDbDestinationTest {
     DuckDbDestination d = started(dir.resolve("closed.duckdb"), new Scenario.Context());
     d.shutdown();
     AsyncResult r = AsyncResult.create();
-    d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, r);
+    d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, r);
     assertThat(await(r)).isEqualTo(Outcome.SHUTDOWN);
   }
 
@@ -411,7 +412,10 @@ class DuckDbDestinationTest {
       Scenario.finish(d.destination, t);
       AsyncResult r = AsyncResult.create();
       d.destination.writeEvents(
-          new Scenario.Tx(0x1000, 1).relation(withoutId).end(), WriteDurability.MAY_DEFER, r);
+          StreamId.APPLY,
+          new Scenario.Tx(0x1000, 1).relation(withoutId).end(),
+          WriteDurability.MAY_DEFER,
+          r);
       Outcome o = await(r);
       assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
       assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);

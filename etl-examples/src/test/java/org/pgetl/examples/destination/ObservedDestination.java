@@ -2,6 +2,7 @@ package org.pgetl.examples.destination;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -9,6 +10,7 @@ import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.EtlException;
@@ -55,8 +57,8 @@ final class ObservedDestination implements Destination {
   }
 
   @Override
-  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
-    delegate.dropTableForCopy(table, forward(result, false));
+  public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+    delegate.dropTableForCopy(table, UUID.randomUUID(), forward(result, false));
   }
 
   @Override
@@ -69,7 +71,8 @@ final class ObservedDestination implements Destination {
   }
 
   @Override
-  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+  public void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     boolean marker = false;
     for (Event e : events) {
       if (e instanceof Event.Update u && u.row() instanceof UpdatedRow.Partial) {
@@ -80,7 +83,7 @@ final class ObservedDestination implements Destination {
         marker = true;
       }
     }
-    delegate.writeEvents(events, durability, forward(result, marker));
+    delegate.writeEvents(StreamId.APPLY, events, durability, forward(result, marker));
   }
 
   @Override

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
@@ -325,7 +326,7 @@ class PostgresMirrorDestinationIT {
       Scenario.finish(d, t);
       sendEvents(d, good);
       AsyncResult failed = AsyncResult.create();
-      d.writeEvents(bad, WriteDurability.MAY_DEFER, failed);
+      d.writeEvents(StreamId.APPLY, bad, WriteDurability.MAY_DEFER, failed);
       Outcome o = await(failed);
       assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
       assertThat(o.error().kind()).isEqualTo(ErrorKind.UNSUPPORTED_VALUE_IN_DESTINATION);
@@ -373,7 +374,7 @@ class PostgresMirrorDestinationIT {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     d.shutdown();
     AsyncResult r = AsyncResult.create();
-    d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, r);
+    d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, r);
     assertThat(await(r)).isEqualTo(Outcome.SHUTDOWN);
   }
 

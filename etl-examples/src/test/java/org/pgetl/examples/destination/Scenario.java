@@ -23,6 +23,7 @@ import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -400,13 +401,13 @@ final class Scenario {
 
   static void drop(Destination d, ReplicatedTableSchema table) {
     AsyncResult r = AsyncResult.create();
-    d.dropTableForCopy(table, r);
+    d.dropTableForCopy(table, UUID.randomUUID(), r);
     assertDurable(r);
   }
 
   static void finish(Destination d, ReplicatedTableSchema table) {
     AsyncResult r = AsyncResult.create();
-    d.writeTableRows(table, TableCopyWrite.finish(), r);
+    d.writeTableRows(table, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), r);
     assertDurable(r);
   }
 
@@ -419,7 +420,7 @@ final class Scenario {
   /** Writes events with {@code MAY_DEFER} and asserts the answer is {@code durable()}. */
   static void sendEvents(Destination d, List<Event> events) {
     AsyncResult r = AsyncResult.create();
-    d.writeEvents(events, WriteDurability.MAY_DEFER, r);
+    d.writeEvents(StreamId.APPLY, events, WriteDurability.MAY_DEFER, r);
     assertDurable(r);
   }
 
@@ -472,7 +473,8 @@ final class Scenario {
                     sendEvents(d, batch);
                   }
                   AsyncResult barrier = AsyncResult.create();
-                  d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, barrier);
+                  d.writeEvents(
+                      StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, barrier);
                   assertDurable(barrier);
                 }));
       }

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -175,7 +176,7 @@ class StdoutJsonDestinationTest {
     StdoutJsonDestination d = new StdoutJsonDestination(out);
     UUID attempt = UUID.fromString("00000000-0000-0000-0000-00000000000a");
     AsyncResult dropped = AsyncResult.create();
-    d.dropTableForCopy(T, dropped);
+    d.dropTableForCopy(T, UUID.randomUUID(), dropped);
     AsyncResult batch = AsyncResult.create();
     d.writeTableRows(
         T,
@@ -184,7 +185,7 @@ class StdoutJsonDestinationTest {
             List.of(TableRow.of(1, "a", null), TableRow.of(2, "b", PgNumeric.NAN))),
         batch);
     AsyncResult finish = AsyncResult.create();
-    d.writeTableRows(T, TableCopyWrite.finish(), finish);
+    d.writeTableRows(T, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), finish);
     assertDurable(dropped);
     assertDurable(batch);
     assertDurable(finish);
@@ -367,7 +368,10 @@ class StdoutJsonDestinationTest {
     StdoutJsonDestination d = new StdoutJsonDestination(new PrintStream(broken));
     AsyncResult r = AsyncResult.create();
     d.writeEvents(
-        List.of(new Event.Begin(at(0), COMMIT, 0, TIME, 1)), WriteDurability.MAY_DEFER, r);
+        StreamId.APPLY,
+        List.of(new Event.Begin(at(0), COMMIT, 0, TIME, 1)),
+        WriteDurability.MAY_DEFER,
+        r);
     Outcome o = await(r);
     d.shutdown();
     assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
@@ -378,11 +382,11 @@ class StdoutJsonDestinationTest {
   void writesAfterShutdownAreAnsweredShutdownAndABarrierIsDurable() {
     StdoutJsonDestination d = new StdoutJsonDestination(new StringWriter());
     AsyncResult barrier = AsyncResult.create();
-    d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, barrier);
+    d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, barrier);
     assertDurable(barrier);
     d.shutdown();
     AsyncResult late = AsyncResult.create();
-    d.writeEvents(List.of(), WriteDurability.REQUIRE_DURABLE, late);
+    d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, late);
     assertThat(await(late)).isEqualTo(Outcome.SHUTDOWN);
   }
 }

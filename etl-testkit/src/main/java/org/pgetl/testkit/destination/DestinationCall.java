@@ -3,8 +3,10 @@ package org.pgetl.testkit.destination;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -25,6 +27,8 @@ import org.pgetl.model.TableRow;
  * @param write the batch or barrier of a copy call, or null
  * @param events the events of a {@code writeEvents} call (empty for the other calls)
  * @param durability the durability of a {@code writeEvents} call, or null
+ * @param stream the stream of a {@code writeEvents} call, or null
+ * @param attemptId the copy attempt a {@code dropTableForCopy} call names, or null
  * @param result the result the caller passed, or null for startup and shutdown
  */
 public record DestinationCall(
@@ -35,6 +39,8 @@ public record DestinationCall(
     TableCopyWrite write,
     List<Event> events,
     WriteDurability durability,
+    StreamId stream,
+    UUID attemptId,
     AsyncResult result) {
 
   /** Validates the components and copies the event list. */

@@ -22,6 +22,7 @@ public final class Fault {
   private final FaultAction action;
   private final Predicate<? super DestinationCall> predicate;
   private final Supplier<EtlException> errors;
+  private final Supplier<? extends Throwable> thrown;
   private final Duration delay;
 
   // guarded by lock
@@ -38,6 +39,7 @@ public final class Fault {
       Predicate<? super DestinationCall> predicate,
       int times,
       Supplier<EtlException> errors,
+      Supplier<? extends Throwable> thrown,
       Duration delay) {
     this.lock = lock;
     this.hit = lock.newCondition();
@@ -46,6 +48,7 @@ public final class Fault {
     this.predicate = predicate;
     this.remaining = times;
     this.errors = errors;
+    this.thrown = thrown;
     this.delay = delay;
   }
 
@@ -92,6 +95,18 @@ public final class Fault {
 
   Duration delay() {
     return delay;
+  }
+
+  /** Throws what a {@link FaultAction#THROW} fault throws (checked exceptions wrapped). */
+  RuntimeException throwIt() {
+    Throwable t = thrown.get();
+    if (t instanceof Error e) {
+      throw e;
+    }
+    if (t instanceof RuntimeException e) {
+      throw e;
+    }
+    throw new IllegalStateException("injected fault", t);
   }
 
   /**

@@ -8,6 +8,12 @@ public enum FaultAction {
   /** Throw the fault's {@code EtlException} from the method, without delegating. */
   REJECT,
   /**
+   * Throw any exception or error from the method, without delegating: what a destination with a bug
+   * (a {@code RuntimeException}) or a JVM in trouble (an {@code OutOfMemoryError}, a {@code
+   * StackOverflowError}) does.
+   */
+  THROW,
+  /**
    * Answer {@code fail(error)} without delegating (for startup and shutdown, which have no result:
    * throw, like {@link #REJECT}).
    */
@@ -47,6 +53,7 @@ public enum FaultAction {
    */
   public boolean appliesWithoutResult() {
     return this == REJECT
+        || this == THROW
         || this == FAIL
         || this == FAIL_AFTER_WRITE
         || this == HOLD

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,6 +17,7 @@ import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -154,15 +156,15 @@ public final class FaultyDestination implements Destination {
 
   @Override
   public void startup(DestinationContext context) {
-    DestinationCall call = call(DestinationOperation.STARTUP, null, null, null, null, null);
+    DestinationCall call = call(DestinationOperation.STARTUP, null, null, null, null, null, null);
     fireWithoutResult(select(call), call, () -> delegate.startup(context));
   }
 
   @Override
-  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+  public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
     DestinationCall call =
-        call(DestinationOperation.DROP_TABLE_FOR_COPY, table, null, null, null, result);
-    fire(select(call), call, result, r -> delegate.dropTableForCopy(table, r));
+        call(DestinationOperation.DROP_TABLE_FOR_COPY, table, null, null, null, attemptId, result);
+    fire(select(call), call, result, r -> delegate.dropTableForCopy(table, attemptId, r));
   }
 
   @Override
@@ -172,20 +174,31 @@ public final class FaultyDestination implements Destination {
         write instanceof TableCopyWrite.Batch
             ? DestinationOperation.WRITE_TABLE_ROWS
             : DestinationOperation.FINISH;
-    DestinationCall call = call(op, table, write, null, null, result);
+    DestinationCall call = call(op, table, write, null, null, null, result);
     fire(select(call), call, result, r -> delegate.writeTableRows(table, write, r));
   }
 
   @Override
-  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+  public void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     DestinationCall call =
-        call(DestinationOperation.WRITE_EVENTS, null, null, events, durability, result);
-    fire(select(call), call, result, r -> delegate.writeEvents(events, durability, r));
+        new DestinationCall(
+            sequence.getAndIncrement(),
+            DestinationOperation.WRITE_EVENTS,
+            Thread.currentThread().getName(),
+            null,
+            null,
+            events,
+            durability,
+            stream,
+            null,
+            result);
+    fire(select(call), call, result, r -> delegate.writeEvents(stream, events, durability, r));
   }
 
   @Override
   public void shutdown() {
-    DestinationCall call = call(DestinationOperation.SHUTDOWN, null, null, null, null, null);
+    DestinationCall call = call(DestinationOperation.SHUTDOWN, null, null, null, null, null, null);
     fireWithoutResult(select(call), call, delegate::shutdown);
   }
 
@@ -197,6 +210,7 @@ public final class FaultyDestination implements Destination {
       TableCopyWrite write,
       List<Event> events,
       WriteDurability durability,
+      UUID attemptId,
       AsyncResult result) {
     return new DestinationCall(
         sequence.getAndIncrement(),
@@ -206,6 +220,8 @@ public final class FaultyDestination implements Destination {
         write,
         events,
         durability,
+        null,
+        attemptId,
         result);
   }
 
@@ -236,6 +252,10 @@ public final class FaultyDestination implements Destination {
       case REJECT -> {
         f.recordHit(call);
         throw f.error();
+      }
+      case THROW -> {
+        f.recordHit(call);
+        throw f.throwIt();
       }
       case FAIL -> {
         result.fail(f.error());
@@ -309,6 +329,10 @@ public final class FaultyDestination implements Destination {
       case REJECT, FAIL -> {
         f.recordHit(call);
         throw f.error();
+      }
+      case THROW -> {
+        f.recordHit(call);
+        throw f.throwIt();
       }
       case FAIL_AFTER_WRITE -> {
         invoke.run();
@@ -413,6 +437,18 @@ public final class FaultyDestination implements Destination {
     public Fault reject(EtlException error) {
       Objects.requireNonNull(error, "error");
       return arm(FaultAction.REJECT, () -> error, null);
+    }
+
+    /**
+     * Arms: throw what the supplier gives (a fresh one per hit) from the method, without delegating
+     * — any {@code RuntimeException} or {@code Error}, such as {@code new StackOverflowError()}.
+     *
+     * @param thrown makes the exception or error to throw
+     * @return the armed fault
+     */
+    public Fault throwing(Supplier<? extends Throwable> thrown) {
+      Objects.requireNonNull(thrown, "thrown");
+      return arm(FaultAction.THROW, null, thrown, null);
     }
 
     /**
@@ -528,10 +564,18 @@ public final class FaultyDestination implements Destination {
     }
 
     private Fault arm(FaultAction action, Supplier<EtlException> error, Duration delay) {
+      return arm(action, error, null, delay);
+    }
+
+    private Fault arm(
+        FaultAction action,
+        Supplier<EtlException> error,
+        Supplier<? extends Throwable> thrown,
+        Duration delay) {
       if (!operation.hasResult() && !action.appliesWithoutResult()) {
         throw new IllegalArgumentException(action + " needs a result; " + operation + " has none");
       }
-      Fault f = new Fault(lock, operation, action, predicate, times, error, delay);
+      Fault f = new Fault(lock, operation, action, predicate, times, error, thrown, delay);
       lock.lock();
       try {
         faults.add(f);

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.Condition;
@@ -22,6 +23,7 @@ import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -55,13 +57,15 @@ import org.pgetl.model.UpdatedRow;
  * <h2>Deduplication</h2>
  *
  * Like a real idempotent destination, it skips a copy batch whose {@link TableCopyBatchId} the
- * current copy attempt already stored, and an insert, update, delete or truncate whose {@link
- * Event#sequenceKey()} is at or below the greatest key applied to its table since the table's last
- * drop. {@code Relation} events are never skipped (they share the key of the change they precede),
- * but one older than the event that set the table's current columns does not reshape the rows (a
- * replay from before a schema change). Duplicates are counted either way ({@link
- * #duplicateEvents()}, {@link #duplicateBatchIds()}); with {@link Builder#deduplicate(boolean)
- * deduplicate(false)} they are applied as well, like a naive destination.
+ * current copy attempt already stored, a copy batch of another attempt than the one the last {@code
+ * dropTableForCopy} named (a late batch of an abandoned attempt: {@link #staleBatchIds()}), and an
+ * insert, update, delete or truncate whose {@link Event#sequenceKey()} is at or below the greatest
+ * key applied to its table since the table's last drop. {@code Relation} events are never skipped
+ * (they share the key of the change they precede), but one older than the event that set the
+ * table's current columns does not reshape the rows (a replay from before a schema change).
+ * Duplicates are counted either way ({@link #duplicateEvents()}, {@link #duplicateBatchIds()});
+ * with {@link Builder#deduplicate(boolean) deduplicate(false)} they are applied as well, like a
+ * naive destination.
  *
  * <h2>Answers</h2>
  *
@@ -179,6 +183,7 @@ public final class RecordingDestination implements Destination {
   private final List<Event> events = new ArrayList<>();
   private final List<Event> duplicateEvents = new ArrayList<>();
   private final List<TableCopyBatchId> duplicateBatches = new ArrayList<>();
+  private final List<TableCopyBatchId> staleBatches = new ArrayList<>();
   private final Set<TableCopyBatchId> batchIds = new LinkedHashSet<>();
   private final List<String> violations = new ArrayList<>();
   private final List<String> anomalies = new ArrayList<>();
@@ -226,7 +231,7 @@ public final class RecordingDestination implements Destination {
   public void startup(DestinationContext context) {
     lock.lock();
     try {
-      record(DestinationOperation.STARTUP, null, null, null, null, null);
+      record(DestinationOperation.STARTUP, null, null, null, null, null, null, null);
       startups++;
       if (running) {
         violation("startup called again without shutdown in between");
@@ -238,16 +243,28 @@ public final class RecordingDestination implements Destination {
     }
   }
 
-  /** Clears the table and forgets its earlier copy attempts and applied event keys. */
+  /**
+   * Clears the table, forgets its earlier copy attempts and applied event keys, and makes {@code
+   * attemptId} the table's current attempt.
+   */
   @Override
-  public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+  public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
     Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(attemptId, "attemptId");
     Objects.requireNonNull(result, "result");
     Outcome outcome;
     lock.lock();
     try {
       DestinationCall call =
-          record(DestinationOperation.DROP_TABLE_FOR_COPY, table, null, null, null, result);
+          record(
+              DestinationOperation.DROP_TABLE_FOR_COPY,
+              table,
+              null,
+              null,
+              null,
+              null,
+              attemptId,
+              result);
       checkRunning(call);
       TableContents t = table(table);
       t.drops++;
@@ -256,7 +273,7 @@ public final class RecordingDestination implements Destination {
       t.schema = table;
       t.schemaKey = null;
       t.appliedKey = null;
-      t.currentAttempt = null;
+      t.currentAttempt = attemptId;
       t.attemptBatches.clear();
       outcome = decide(DestinationOperation.DROP_TABLE_FOR_COPY, null, call);
       changed.signalAll();
@@ -279,17 +296,43 @@ public final class RecordingDestination implements Destination {
       TableContents t = table(table);
       if (write instanceof TableCopyWrite.Batch batch) {
         DestinationCall call =
-            record(DestinationOperation.WRITE_TABLE_ROWS, table, write, null, null, result);
+            record(
+                DestinationOperation.WRITE_TABLE_ROWS,
+                table,
+                write,
+                null,
+                null,
+                null,
+                null,
+                result);
         checkRunning(call);
         copyBatch(t, table, batch);
         outcome = decide(DestinationOperation.WRITE_TABLE_ROWS, null, call);
       } else {
         DestinationCall call =
-            record(DestinationOperation.FINISH, table, write, null, null, result);
+            record(DestinationOperation.FINISH, table, write, null, null, null, null, result);
         checkRunning(call);
         t.finishes++;
+        TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
         if (!t.dropped) {
           violation("copy Finish of " + table.name() + " without dropTableForCopy first");
+        } else if (!finish.attemptId().equals(t.currentAttempt)) {
+          violation(
+              "copy Finish of "
+                  + table.name()
+                  + " for attempt "
+                  + finish.attemptId()
+                  + ", but dropTableForCopy named "
+                  + t.currentAttempt);
+        } else if (finish.batches() != t.attemptBatches.size()) {
+          violation(
+              "copy Finish of "
+                  + table.name()
+                  + " counts "
+                  + finish.batches()
+                  + " batches, "
+                  + t.attemptBatches.size()
+                  + " arrived");
         }
         t.adopt(table);
         outcome = decide(DestinationOperation.FINISH, null, call);
@@ -303,7 +346,9 @@ public final class RecordingDestination implements Destination {
 
   /** Applies the events in order, skipping replayed ones (see the class comment). */
   @Override
-  public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
+  public void writeEvents(
+      StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
+    Objects.requireNonNull(stream, "stream");
     Objects.requireNonNull(events, "events");
     Objects.requireNonNull(durability, "durability");
     Objects.requireNonNull(result, "result");
@@ -311,7 +356,15 @@ public final class RecordingDestination implements Destination {
     lock.lock();
     try {
       DestinationCall call =
-          record(DestinationOperation.WRITE_EVENTS, null, null, events, durability, result);
+          record(
+              DestinationOperation.WRITE_EVENTS,
+              null,
+              null,
+              events,
+              durability,
+              stream,
+              null,
+              result);
       checkRunning(call);
       if (events.isEmpty() && durability == WriteDurability.MAY_DEFER) {
         violation("empty writeEvents with MAY_DEFER (only REQUIRE_DURABLE may be empty)");
@@ -340,7 +393,7 @@ public final class RecordingDestination implements Destination {
   public void shutdown() {
     lock.lock();
     try {
-      record(DestinationOperation.SHUTDOWN, null, null, null, null, null);
+      record(DestinationOperation.SHUTDOWN, null, null, null, null, null, null, null);
       shutdowns++;
       if (!running) {
         violation("shutdown called without a startup before it (or twice)");
@@ -690,6 +743,21 @@ public final class RecordingDestination implements Destination {
   }
 
   /**
+   * Returns the ids of copy batches that arrived after a later {@code dropTableForCopy} of their
+   * table had named another attempt: leftovers of an abandoned attempt, not applied.
+   *
+   * @return a snapshot of the stale batch ids, in order
+   */
+  public List<TableCopyBatchId> staleBatchIds() {
+    lock.lock();
+    try {
+      return List.copyOf(staleBatches);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Returns the id of every copy batch received, in the order first seen.
    *
    * @return a snapshot of the ids
@@ -928,6 +996,8 @@ public final class RecordingDestination implements Destination {
       TableCopyWrite write,
       List<Event> events,
       WriteDurability durability,
+      StreamId stream,
+      UUID attemptId,
       AsyncResult result) {
     DestinationCall call =
         new DestinationCall(
@@ -938,6 +1008,8 @@ public final class RecordingDestination implements Destination {
             write,
             events,
             durability,
+            stream,
+            attemptId,
             result);
     calls.add(call);
     return call;
@@ -1016,18 +1088,10 @@ public final class RecordingDestination implements Destination {
     if (!t.dropped) {
       violation("copy batch " + id + " of " + schema.name() + " without dropTableForCopy first");
     }
-    if (t.currentAttempt == null) {
-      t.currentAttempt = id.attemptId();
-    } else if (!t.currentAttempt.equals(id.attemptId())) {
-      violation(
-          "copy batch "
-              + id
-              + " of "
-              + schema.name()
-              + " belongs to another attempt than "
-              + t.currentAttempt
-              + ", without dropTableForCopy in between");
-      t.currentAttempt = id.attemptId();
+    if (t.dropped && !id.attemptId().equals(t.currentAttempt)) {
+      // a late batch of an attempt that a later dropTableForCopy abandoned
+      staleBatches.add(id);
+      return;
     }
     if (!t.attemptBatches.add(id)) {
       duplicateBatches.add(id);

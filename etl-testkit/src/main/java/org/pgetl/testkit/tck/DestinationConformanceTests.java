@@ -13,7 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -23,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.model.Event;
@@ -70,12 +69,13 @@ import org.pgetl.testkit.destination.Transactions;
  * </ul>
  *
  * <p>The sequences: a copy from one and from several concurrent partitions (ids unique per
- * attempt), the {@code Finish} barrier after accepted batches and for an empty table, a second copy
- * attempt after {@code dropTableForCopy}, redelivered copy batches, events of two streams at once
- * (one lagging behind the other, as a table catching up does), several writes in flight on one
- * stream, replayed events (also after a restart), inserts, updates (key changes, partial rows with
- * unchanged TOAST columns missing, whole old rows of REPLICA IDENTITY FULL tables), deletes,
- * truncate, added and dropped columns, transaction markers and logical messages, and shutdown.
+ * attempt), the {@code Finish} barrier after every copy attempt (empty tables included), a second
+ * copy attempt after {@code dropTableForCopy}, a late batch of an abandoned attempt arriving after
+ * the next drop, redelivered copy batches, events of two streams at once (one lagging behind the
+ * other, as a table catching up does), several writes in flight on one stream, replayed events
+ * (also after a restart), inserts, updates (key changes, partial rows with unchanged TOAST columns
+ * missing, whole old rows of REPLICA IDENTITY FULL tables), deletes, truncate, added and dropped
+ * columns, transaction markers and logical messages, and shutdown.
  *
  * <p>A second answer to a result is ignored by {@code AsyncResult} and cannot be seen from outside;
  * the kit catches its usual effect instead: a destination that answers {@code accepted()} and then
@@ -222,10 +222,8 @@ public abstract class DestinationConformanceTests<D extends Destination> {
     int partitions = 4;
     int batchesPerPartition = 5;
     int rowsPerBatch = 20;
-    driver.drop(ITEMS);
-    UUID attempt = UUID.randomUUID();
+    UUID attempt = driver.drop(ITEMS);
     AtomicLong sequence = new AtomicLong();
-    AtomicBoolean accepted = new AtomicBoolean();
     List<TableRow> all = items(1, partitions * batchesPerPartition * rowsPerBatch);
     ExecutorService pool = threads("pgetl-tck-copy", partitions);
     try {
@@ -238,10 +236,7 @@ public abstract class DestinationConformanceTests<D extends Destination> {
                   for (int b = 0; b < batchesPerPartition; b++) {
                     int from = (partition * batchesPerPartition + b) * rowsPerBatch;
                     TableCopyBatchId id = new TableCopyBatchId(attempt, sequence.getAndIncrement());
-                    Outcome o = driver.batch(ITEMS, id, all.subList(from, from + rowsPerBatch));
-                    if (o.kind() == Outcome.Kind.ACCEPTED) {
-                      accepted.set(true);
-                    }
+                    driver.batch(ITEMS, id, all.subList(from, from + rowsPerBatch));
                   }
                 }));
       }
@@ -249,9 +244,7 @@ public abstract class DestinationConformanceTests<D extends Destination> {
     } finally {
       stop(pool);
     }
-    if (accepted.get()) {
-      driver.finish(ITEMS);
-    }
+    driver.finish(ITEMS, attempt, sequence.get(), all.size());
 
     assertContents(ITEMS, all, "after a copy from " + partitions + " concurrent partitions");
   }
@@ -259,8 +252,8 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   /** An empty table gets dropTableForCopy and the Finish barrier only, answered durable. */
   @Test
   public void emptyTableGetsOnlyTheFinishBarrier() {
-    driver.drop(ITEMS);
-    driver.finish(ITEMS);
+    UUID attempt = driver.drop(ITEMS);
+    driver.finish(ITEMS, attempt, 0, 0);
 
     assertContents(ITEMS, List.of(), "after the copy of an empty table");
   }
@@ -268,8 +261,8 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   /** A second copy attempt starts with dropTableForCopy, which removes the first attempt's rows. */
   @Test
   public void dropTableForCopyRemovesAnEarlierAttempt() {
-    driver.drop(ITEMS);
-    driver.batch(ITEMS, new TableCopyBatchId(UUID.randomUUID(), 0), items(1, 10));
+    UUID first = driver.drop(ITEMS);
+    driver.batch(ITEMS, new TableCopyBatchId(first, 0), items(1, 10));
 
     List<TableRow> second = items(5, 12);
     copy(ITEMS, List.of(second));
@@ -277,21 +270,35 @@ public abstract class DestinationConformanceTests<D extends Destination> {
     assertContents(ITEMS, second, "after a second copy attempt");
   }
 
+  /**
+   * A batch of an abandoned attempt that arrives after the next attempt's {@code dropTableForCopy}
+   * (it was still in flight when the engine gave up waiting for it) is not applied: its attempt id
+   * is not the one the last drop named.
+   */
+  @Test
+  public void aLateBatchOfAnAbandonedAttemptIsNotApplied() {
+    UUID abandoned = driver.drop(ITEMS);
+    driver.batch(ITEMS, new TableCopyBatchId(abandoned, 0), items(1, 10));
+    UUID current = driver.drop(ITEMS);
+    List<TableRow> rows = items(20, 25);
+    driver.batch(ITEMS, new TableCopyBatchId(current, 0), rows);
+    driver.batch(ITEMS, new TableCopyBatchId(abandoned, 1), items(11, 19));
+    driver.finish(ITEMS, current, 1, rows.size());
+
+    assertContents(ITEMS, rows, "after a late batch of the abandoned attempt");
+  }
+
   /** A batch delivered again with the same id does not add its rows twice (table without key). */
   @Test
   public void redeliveredCopyBatchesDoNotDuplicateRows() {
-    driver.drop(LOG);
-    UUID attempt = UUID.randomUUID();
+    UUID attempt = driver.drop(LOG);
     List<TableRow> first = List.of(TableRow.of(1L, "a"), TableRow.of(2L, "b"));
     List<TableRow> second = List.of(TableRow.of(3L, "c"));
-    boolean accepted = false;
-    accepted |= isAccepted(driver.batch(LOG, new TableCopyBatchId(attempt, 0), first));
-    accepted |= isAccepted(driver.batch(LOG, new TableCopyBatchId(attempt, 1), second));
-    accepted |= isAccepted(driver.batch(LOG, new TableCopyBatchId(attempt, 0), first));
-    accepted |= isAccepted(driver.batch(LOG, new TableCopyBatchId(attempt, 1), second));
-    if (accepted) {
-      driver.finish(LOG);
-    }
+    driver.batch(LOG, new TableCopyBatchId(attempt, 0), first);
+    driver.batch(LOG, new TableCopyBatchId(attempt, 1), second);
+    driver.batch(LOG, new TableCopyBatchId(attempt, 0), first);
+    driver.batch(LOG, new TableCopyBatchId(attempt, 1), second);
+    driver.finish(LOG, attempt, 2, 3);
 
     assertContents(LOG, concat(first, second), "after batches 0 and 1 were delivered twice");
   }
@@ -299,10 +306,10 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   /** After a restart the engine copies again from scratch: only the new attempt's rows remain. */
   @Test
   public void copyAfterRestartStartsAgainFromScratch() {
-    driver.drop(LOG);
+    UUID attempt = driver.drop(LOG);
     driver.batch(
         LOG,
-        new TableCopyBatchId(UUID.randomUUID(), 0),
+        new TableCopyBatchId(attempt, 0),
         List.of(TableRow.of(1L, "old"), TableRow.of(2L, "old")));
     restartDestination();
 
@@ -357,7 +364,8 @@ public abstract class DestinationConformanceTests<D extends Destination> {
                   stream.addAll(tx.commitFor(ITEMS.name()));
                 }
                 try {
-                  deliver(stream, 7, firstHalfDelivered::countDown, stream.size() / 2);
+                  deliver(
+                      StreamId.APPLY, stream, 7, firstHalfDelivered::countDown, stream.size() / 2);
                 } finally {
                   firstHalfDelivered.countDown();
                 }
@@ -370,7 +378,7 @@ public abstract class DestinationConformanceTests<D extends Destination> {
                 for (Transactions.Tx tx : txs) {
                   stream.addAll(tx.commitFor(OTHER.name()));
                 }
-                deliver(stream, 5, () -> {}, 0);
+                deliver(StreamId.tableSync(OTHER.id()), stream, 5, () -> {}, 0);
               });
       joinAll(List.of(apply, catchUp));
     } finally {
@@ -664,18 +672,16 @@ public abstract class DestinationConformanceTests<D extends Destination> {
     driver.startup(context);
   }
 
-  /** A whole copy attempt: drop, the batches, Finish when a batch was accepted or none sent. */
+  /** A whole copy attempt: drop, the batches, then Finish, as the engine sends them. */
   private void copy(ReplicatedTableSchema table, List<List<TableRow>> batches) {
-    driver.drop(table);
-    UUID attempt = UUID.randomUUID();
-    boolean accepted = false;
+    UUID attempt = driver.drop(table);
     long seq = 0;
+    long rows = 0;
     for (List<TableRow> batch : batches) {
-      accepted |= isAccepted(driver.batch(table, new TableCopyBatchId(attempt, seq++), batch));
+      driver.batch(table, new TableCopyBatchId(attempt, seq++), batch);
+      rows += batch.size();
     }
-    if (accepted || batches.isEmpty()) {
-      driver.finish(table);
-    }
+    driver.finish(table, attempt, seq, rows);
   }
 
   private void emptyCopy(ReplicatedTableSchema table) {
@@ -694,16 +700,21 @@ public abstract class DestinationConformanceTests<D extends Destination> {
    * were answered.
    */
   private void deliver(List<Event> stream, int perWrite, Runnable midway, int midwayAt) {
+    deliver(StreamId.APPLY, stream, perWrite, midway, midwayAt);
+  }
+
+  private void deliver(
+      StreamId id, List<Event> stream, int perWrite, Runnable midway, int midwayAt) {
     boolean ranMidway = false;
     for (int i = 0; i < stream.size(); i += perWrite) {
       driver.events(
-          stream.subList(i, Math.min(stream.size(), i + perWrite)), WriteDurability.MAY_DEFER);
+          id, stream.subList(i, Math.min(stream.size(), i + perWrite)), WriteDurability.MAY_DEFER);
       if (!ranMidway && i + perWrite >= midwayAt) {
         midway.run();
         ranMidway = true;
       }
     }
-    driver.events(List.of(), WriteDurability.REQUIRE_DURABLE);
+    driver.events(id, List.of(), WriteDurability.REQUIRE_DURABLE);
     if (!ranMidway) {
       midway.run();
     }
@@ -734,10 +745,6 @@ public abstract class DestinationConformanceTests<D extends Destination> {
     List<T> out = new ArrayList<>(a);
     out.addAll(b);
     return out;
-  }
-
-  private static boolean isAccepted(Outcome o) {
-    return o.kind() == Outcome.Kind.ACCEPTED;
   }
 
   private static ExecutorService threads(String prefix, int n) {

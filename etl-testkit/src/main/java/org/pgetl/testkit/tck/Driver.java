@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -56,11 +58,14 @@ final class Driver {
     }
   }
 
-  Outcome drop(ReplicatedTableSchema table) {
+  /** Drops the table for a new copy attempt and returns the attempt's id. */
+  UUID drop(ReplicatedTableSchema table) {
+    UUID attempt = UUID.randomUUID();
     AsyncResult r = AsyncResult.create();
-    String what = "dropTableForCopy(" + table.name() + ")";
-    timed(what, () -> destination.dropTableForCopy(table, r));
-    return await(r, what);
+    String what = "dropTableForCopy(" + table.name() + ", " + attempt + ")";
+    timed(what, () -> destination.dropTableForCopy(table, attempt, r));
+    await(r, what);
+    return attempt;
   }
 
   Outcome batch(ReplicatedTableSchema table, TableCopyBatchId id, List<TableRow> rows) {
@@ -71,10 +76,11 @@ final class Driver {
     return await(r, what);
   }
 
-  void finish(ReplicatedTableSchema table) {
+  void finish(ReplicatedTableSchema table, UUID attempt, long batches, long rows) {
     AsyncResult r = AsyncResult.create();
-    String what = "writeTableRows(" + table.name() + ", Finish)";
-    timed(what, () -> destination.writeTableRows(table, TableCopyWrite.finish(), r));
+    TableCopyWrite.Finish finish = new TableCopyWrite.Finish(attempt, batches, rows);
+    String what = "writeTableRows(" + table.name() + ", " + finish + ")";
+    timed(what, () -> destination.writeTableRows(table, finish, r));
     Outcome o = await(r, what);
     assertEquals(
         Outcome.DURABLE,
@@ -87,15 +93,23 @@ final class Driver {
   }
 
   Outcome events(List<Event> events, WriteDurability durability) {
-    AsyncResult r = eventsAsync(events, durability);
+    return events(StreamId.APPLY, events, durability);
+  }
+
+  Outcome events(StreamId stream, List<Event> events, WriteDurability durability) {
+    AsyncResult r = eventsAsync(stream, events, durability);
     return awaitEvents(r, events.size(), durability);
   }
 
   AsyncResult eventsAsync(List<Event> events, WriteDurability durability) {
+    return eventsAsync(StreamId.APPLY, events, durability);
+  }
+
+  AsyncResult eventsAsync(StreamId stream, List<Event> events, WriteDurability durability) {
     AsyncResult r = AsyncResult.create();
     timed(
-        "writeEvents(" + events.size() + " events, " + durability + ")",
-        () -> destination.writeEvents(events, durability, r));
+        "writeEvents(" + stream + ", " + events.size() + " events, " + durability + ")",
+        () -> destination.writeEvents(stream, events, durability, r));
     return r;
   }
 

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -51,7 +52,7 @@ class FaultyDestinationTest {
 
   AsyncResult write(List<Event> events) {
     AsyncResult r = AsyncResult.create();
-    faulty.writeEvents(events, WriteDurability.MAY_DEFER, r);
+    faulty.writeEvents(StreamId.APPLY, events, WriteDurability.MAY_DEFER, r);
     return r;
   }
 
@@ -85,7 +86,9 @@ class FaultyDestinationTest {
     Fault f = faulty.on(DestinationOperation.WRITE_EVENTS).reject(ErrorKind.DESTINATION_TIMEOUT);
     AsyncResult r = AsyncResult.create();
 
-    assertThatThrownBy(() -> faulty.writeEvents(insert(ITEMS, 1), WriteDurability.MAY_DEFER, r))
+    assertThatThrownBy(
+            () ->
+                faulty.writeEvents(StreamId.APPLY, insert(ITEMS, 1), WriteDurability.MAY_DEFER, r))
         .isInstanceOf(EtlException.class)
         .satisfies(
             e -> assertThat(((EtlException) e).kind()).isEqualTo(ErrorKind.DESTINATION_TIMEOUT));
@@ -101,7 +104,9 @@ class FaultyDestinationTest {
     EtlException boom = new EtlException(ErrorKind.DESTINATION_QUERY_FAILED, "boom");
     faulty.on(DestinationOperation.DROP_TABLE_FOR_COPY).reject(boom);
 
-    assertThatThrownBy(() -> faulty.dropTableForCopy(ITEMS, AsyncResult.create())).isSameAs(boom);
+    assertThatThrownBy(
+            () -> faulty.dropTableForCopy(ITEMS, UUID.randomUUID(), AsyncResult.create()))
+        .isSameAs(boom);
   }
 
   @Test
@@ -166,8 +171,8 @@ class FaultyDestinationTest {
     Fault f = faulty.on(DestinationOperation.FINISH).times(2).hold();
     AsyncResult first = AsyncResult.create();
     AsyncResult second = AsyncResult.create();
-    faulty.writeTableRows(ITEMS, TableCopyWrite.finish(), first);
-    faulty.writeTableRows(ITEMS, TableCopyWrite.finish(), second);
+    faulty.writeTableRows(ITEMS, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), first);
+    faulty.writeTableRows(ITEMS, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), second);
 
     f.held(0).releaseShutdown();
     f.held(1).releaseFailed(ErrorKind.DESTINATION_TIMEOUT);
@@ -216,7 +221,7 @@ class FaultyDestinationTest {
     r.completion().thenRun(() -> answeredOn.complete(Thread.currentThread().getName()));
 
     long t0 = System.nanoTime();
-    faulty.writeEvents(insert(ITEMS, 1), WriteDurability.MAY_DEFER, r);
+    faulty.writeEvents(StreamId.APPLY, insert(ITEMS, 1), WriteDurability.MAY_DEFER, r);
     long returned = System.nanoTime() - t0;
 
     assertThat(Duration.ofNanos(returned)).isLessThan(Duration.ofMillis(150));
@@ -244,7 +249,7 @@ class FaultyDestinationTest {
   void answerAcceptedTurnsDurableIntoAcceptedAndForwardsFailures() {
     faulty.on(DestinationOperation.WRITE_EVENTS).times(2).answerAccepted();
     AsyncResult r = AsyncResult.create();
-    faulty.writeEvents(insert(ITEMS, 1), WriteDurability.REQUIRE_DURABLE, r);
+    faulty.writeEvents(StreamId.APPLY, insert(ITEMS, 1), WriteDurability.REQUIRE_DURABLE, r);
     assertThat(r.outcome()).contains(Outcome.ACCEPTED);
 
     FaultyDestination inner = FaultyDestination.wrap(rec);
@@ -252,7 +257,7 @@ class FaultyDestinationTest {
     FaultyDestination outer = FaultyDestination.wrap(inner);
     outer.on(DestinationOperation.WRITE_EVENTS).answerAccepted();
     AsyncResult failed = AsyncResult.create();
-    outer.writeEvents(insert(ITEMS, 2), WriteDurability.MAY_DEFER, failed);
+    outer.writeEvents(StreamId.APPLY, insert(ITEMS, 2), WriteDurability.MAY_DEFER, failed);
     assertThat(failed.outcome().orElseThrow().kind()).isEqualTo(Outcome.Kind.FAILED);
   }
 
@@ -344,7 +349,7 @@ class FaultyDestinationTest {
 
     assertThat(batch(0).outcome()).contains(Outcome.DURABLE);
     AsyncResult fin = AsyncResult.create();
-    faulty.writeTableRows(ITEMS, TableCopyWrite.finish(), fin);
+    faulty.writeTableRows(ITEMS, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), fin);
     assertThat(fin.outcome().orElseThrow().kind()).isEqualTo(Outcome.Kind.FAILED);
   }
 

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -54,15 +55,16 @@ class RecordingDestinationTest {
     return r.outcome().orElseThrow();
   }
 
-  static Outcome drop(RecordingDestination d, ReplicatedTableSchema t) {
+  static Outcome drop(RecordingDestination d, ReplicatedTableSchema t, UUID attempt) {
     AsyncResult r = AsyncResult.create();
-    d.dropTableForCopy(t, r);
+    d.dropTableForCopy(t, attempt, r);
     return r.outcome().orElseThrow();
   }
 
-  static Outcome finish(RecordingDestination d, ReplicatedTableSchema t) {
+  static Outcome finish(
+      RecordingDestination d, ReplicatedTableSchema t, UUID attempt, long batches, long rows) {
     AsyncResult r = AsyncResult.create();
-    d.writeTableRows(t, TableCopyWrite.finish(), r);
+    d.writeTableRows(t, new TableCopyWrite.Finish(attempt, batches, rows), r);
     return r.outcome().orElseThrow();
   }
 
@@ -72,7 +74,7 @@ class RecordingDestinationTest {
 
   static Outcome write(RecordingDestination d, List<Event> events, WriteDurability durability) {
     AsyncResult r = AsyncResult.create();
-    d.writeEvents(events, durability, r);
+    d.writeEvents(StreamId.APPLY, events, durability, r);
     return r.outcome().orElseThrow();
   }
 
@@ -83,9 +85,9 @@ class RecordingDestinationTest {
   @Test
   void recordsEveryCallInOrder() {
     UUID attempt = UUID.randomUUID();
-    drop(rec, ITEMS);
+    drop(rec, ITEMS, attempt);
     batch(rec, ITEMS, id(attempt, 0), TableRow.of(1L, "a"));
-    finish(rec, ITEMS);
+    finish(rec, ITEMS, attempt, 1, 1);
     write(rec, log.begin().relation(ITEMS).insert(ITEMS, 2L, "b").commit());
     rec.shutdown();
 
@@ -125,11 +127,11 @@ class RecordingDestinationTest {
   @Test
   void copyUpsertsByKeyAndCountsEqualRowsOfATableWithoutKey() {
     UUID attempt = UUID.randomUUID();
-    drop(rec, ITEMS);
-    drop(rec, LOG);
+    UUID logAttempt = UUID.randomUUID();
+    drop(rec, ITEMS, attempt);
+    drop(rec, LOG, logAttempt);
     batch(rec, ITEMS, id(attempt, 0), TableRow.of(1L, "a"), TableRow.of(2L, "b"));
     batch(rec, ITEMS, id(attempt, 1), TableRow.of(1L, "a2"));
-    UUID logAttempt = UUID.randomUUID();
     batch(rec, LOG, id(logAttempt, 0), TableRow.of(1L, "x"), TableRow.of(1L, "x"));
 
     assertThat(rec.rows(ITEMS.name())).containsExactly(row(1L, "a2"), row(2L, "b"));
@@ -140,7 +142,7 @@ class RecordingDestinationTest {
   @Test
   void redeliveredBatchIsSkippedAndCounted() {
     UUID attempt = UUID.randomUUID();
-    drop(rec, LOG);
+    drop(rec, LOG, attempt);
     batch(rec, LOG, id(attempt, 0), TableRow.of(1L, "x"));
     Outcome again = batch(rec, LOG, id(attempt, 0), TableRow.of(1L, "x"));
 
@@ -154,7 +156,7 @@ class RecordingDestinationTest {
     RecordingDestination naive = RecordingDestination.builder().deduplicate(false).build();
     naive.startup(new InMemoryDestinationContext("test"));
     UUID attempt = UUID.randomUUID();
-    drop(naive, LOG);
+    drop(naive, LOG, attempt);
     batch(naive, LOG, id(attempt, 0), TableRow.of(1L, "x"));
     batch(naive, LOG, id(attempt, 0), TableRow.of(1L, "x"));
 
@@ -166,20 +168,22 @@ class RecordingDestinationTest {
   @Test
   void dropTableForCopyClearsTheTableAndForgetsAttemptsAndEventKeys() {
     UUID attempt = UUID.randomUUID();
-    drop(rec, LOG);
+    drop(rec, LOG, attempt);
     batch(rec, LOG, id(attempt, 0), TableRow.of(1L, "x"));
     List<Event> tx = log.begin().relation(LOG).insert(LOG, 2L, "y").commit();
     write(rec, tx);
 
-    drop(rec, LOG);
-    assertThat(rec.rows(LOG.name())).isEmpty();
     UUID second = UUID.randomUUID();
+    drop(rec, LOG, second);
+    assertThat(rec.rows(LOG.name())).isEmpty();
     batch(rec, LOG, id(second, 0), TableRow.of(1L, "x"));
+    batch(rec, LOG, id(attempt, 1), TableRow.of(9L, "stale")); // late batch of the first attempt
     write(rec, tx); // the same keys are new again after the drop
 
     assertThat(rec.rows(LOG.name())).containsExactly(row(1L, "x"), row(2L, "y"));
     assertThat(rec.duplicateEvents()).isEmpty();
     assertThat(rec.count(DestinationOperation.DROP_TABLE_FOR_COPY, LOG.name())).isEqualTo(2);
+    assertThat(rec.staleBatchIds()).containsExactly(id(attempt, 1));
     assertThat(rec.violations()).isEmpty();
   }
 
@@ -370,7 +374,7 @@ class RecordingDestinationTest {
   @Test
   void answersDurableOnTheCallingThreadByDefault() {
     AsyncResult r = AsyncResult.create();
-    rec.writeEvents(log.begin().commit(), WriteDurability.MAY_DEFER, r);
+    rec.writeEvents(StreamId.APPLY, log.begin().commit(), WriteDurability.MAY_DEFER, r);
 
     assertThat(r.outcome()).contains(Outcome.DURABLE);
     assertThat(rec.answering()).isEqualTo(Answering.DURABLE);
@@ -382,9 +386,9 @@ class RecordingDestinationTest {
     acc.startup(new InMemoryDestinationContext("test"));
     UUID attempt = UUID.randomUUID();
 
-    assertThat(drop(acc, ITEMS)).isEqualTo(Outcome.ACCEPTED);
+    assertThat(drop(acc, ITEMS, attempt)).isEqualTo(Outcome.ACCEPTED);
     assertThat(batch(acc, ITEMS, id(attempt, 0), TableRow.of(1L, "a"))).isEqualTo(Outcome.ACCEPTED);
-    assertThat(finish(acc, ITEMS)).isEqualTo(Outcome.DURABLE);
+    assertThat(finish(acc, ITEMS, attempt, 1, 1)).isEqualTo(Outcome.DURABLE);
     assertThat(write(acc, log.begin().relation(ITEMS).insert(ITEMS, 2L, "b").commit()))
         .isEqualTo(Outcome.ACCEPTED);
     assertThat(write(acc, List.of(), WriteDurability.REQUIRE_DURABLE)).isEqualTo(Outcome.DURABLE);
@@ -409,7 +413,7 @@ class RecordingDestinationTest {
       CompletableFuture<String> answeredOn = new CompletableFuture<>();
       r.completion().thenRun(() -> answeredOn.complete(Thread.currentThread().getName()));
 
-      async.writeEvents(log.begin().commit(), WriteDurability.MAY_DEFER, r);
+      async.writeEvents(StreamId.APPLY, log.begin().commit(), WriteDurability.MAY_DEFER, r);
 
       assertThat(answeredOn.get(10, TimeUnit.SECONDS)).isEqualTo("test-answer-thread");
       assertThat(r.outcome()).contains(Outcome.DURABLE);
@@ -444,9 +448,12 @@ class RecordingDestinationTest {
     batch(fresh, ITEMS, id(a1, 0), TableRow.of(1L, "a")); // before startup, without drop
     fresh.startup(new InMemoryDestinationContext("test"));
     write(fresh, List.of(), WriteDurability.MAY_DEFER);
-    batch(fresh, ITEMS, id(UUID.randomUUID(), 0), TableRow.of(2L, "b")); // other attempt, no drop
-    drop(fresh, OTHER);
-    batch(fresh, OTHER, id(UUID.randomUUID(), 0), TableRow.of(1L, "too", "wide"));
+    batch(fresh, ITEMS, id(UUID.randomUUID(), 0), TableRow.of(2L, "b")); // no drop
+    UUID other = UUID.randomUUID();
+    drop(fresh, OTHER, other);
+    batch(fresh, OTHER, id(other, 0), TableRow.of(1L, "too", "wide"));
+    finish(fresh, OTHER, UUID.randomUUID(), 1, 1); // another attempt than the drop named
+    finish(fresh, OTHER, other, 2, 1); // one batch arrived
     fresh.shutdown();
     fresh.shutdown();
 
@@ -456,8 +463,9 @@ class RecordingDestinationTest {
             v -> assertThat(v).contains("without dropTableForCopy first"),
             v -> assertThat(v).contains("empty writeEvents with MAY_DEFER"),
             v -> assertThat(v).contains("without dropTableForCopy first"),
-            v -> assertThat(v).contains("belongs to another attempt"),
             v -> assertThat(v).contains("has a row of 3 values for 2 columns"),
+            v -> assertThat(v).contains("but dropTableForCopy named " + other),
+            v -> assertThat(v).contains("counts 2 batches, 1 arrived"),
             v -> assertThat(v).contains("shutdown called without a startup"));
   }
 
@@ -521,7 +529,7 @@ class RecordingDestinationTest {
   @Test
   void concurrentCopyPartitionsAndStreamsKeepEveryRow() throws Exception {
     UUID attempt = UUID.randomUUID();
-    drop(rec, ITEMS);
+    drop(rec, ITEMS, attempt);
     ExecutorService pool = Executors.newFixedThreadPool(6);
     try {
       List<Future<?>> done = new ArrayList<>();

@@ -3,10 +3,12 @@ package org.pgetl.testkit.tck;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -46,8 +48,8 @@ final class BrokenDestinations {
     }
 
     @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
-      recording.dropTableForCopy(table, result);
+    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+      recording.dropTableForCopy(table, attemptId, result);
     }
 
     @Override
@@ -57,8 +59,9 @@ final class BrokenDestinations {
     }
 
     @Override
-    public void writeEvents(List<Event> events, WriteDurability durability, AsyncResult result) {
-      recording.writeEvents(events, durability, result);
+    public void writeEvents(
+        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
+      recording.writeEvents(stream, events, durability, result);
     }
 
     @Override
@@ -104,9 +107,9 @@ final class BrokenDestinations {
       return new Forwarding(r) {
         @Override
         public void writeEvents(
-            List<Event> events, WriteDurability durability, AsyncResult result) {
+            StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
           AsyncResult inner = AsyncResult.create();
-          recording.writeEvents(events, durability, inner);
+          recording.writeEvents(stream, events, durability, inner);
           result.accepted();
           result.durable();
         }
@@ -170,7 +173,7 @@ final class BrokenDestinations {
 
         @Override
         public synchronized void writeEvents(
-            List<Event> events, WriteDurability durability, AsyncResult result) {
+            StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
           List<Event> fresh = new ArrayList<>();
           for (Event e : events) {
             if (e.table() == null && e.kind() != Event.Kind.TRUNCATE) {
@@ -180,7 +183,7 @@ final class BrokenDestinations {
               greatest = e.sequenceKey();
             }
           }
-          recording.writeEvents(fresh, durability, result);
+          recording.writeEvents(stream, fresh, durability, result);
         }
       };
     }
@@ -208,14 +211,14 @@ final class BrokenDestinations {
       return new Forwarding(r) {
         @Override
         public void writeEvents(
-            List<Event> events, WriteDurability durability, AsyncResult result) {
+            StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
           long deadline = System.nanoTime() + Duration.ofMillis(300).toNanos();
           for (long left = deadline - System.nanoTime();
               left > 0;
               left = deadline - System.nanoTime()) {
             LockSupport.parkNanos(left); // simulates slow, synchronous work
           }
-          recording.writeEvents(events, durability, result);
+          recording.writeEvents(stream, events, durability, result);
         }
       };
     }
@@ -228,7 +231,7 @@ final class BrokenDestinations {
       return new Forwarding(r) {
         @Override
         public void writeEvents(
-            List<Event> events, WriteDurability durability, AsyncResult result) {
+            StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
           List<Event> out = new ArrayList<>();
           for (Event e : events) {
             if (e instanceof Event.Update u && u.row() instanceof UpdatedRow.Partial p) {
@@ -248,7 +251,7 @@ final class BrokenDestinations {
               out.add(e);
             }
           }
-          recording.writeEvents(out, durability, result);
+          recording.writeEvents(stream, out, durability, result);
         }
       };
     }
@@ -261,14 +264,14 @@ final class BrokenDestinations {
       return new Forwarding(r) {
         @Override
         public void writeEvents(
-            List<Event> events, WriteDurability durability, AsyncResult result) {
+            StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
           List<Event> out = new ArrayList<>();
           for (Event e : events) {
             if (e.kind() != Event.Kind.TRUNCATE) {
               out.add(e);
             }
           }
-          recording.writeEvents(out, durability, result);
+          recording.writeEvents(stream, out, durability, result);
         }
       };
     }
@@ -280,8 +283,46 @@ final class BrokenDestinations {
     Destination wrap(RecordingDestination r) {
       return new Forwarding(r) {
         @Override
-        public void dropTableForCopy(ReplicatedTableSchema table, AsyncResult result) {
+        public void dropTableForCopy(
+            ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
           result.durable();
+        }
+      };
+    }
+  }
+
+  /**
+   * Applies every copy batch, whatever its attempt: relabels a batch of an earlier attempt as one
+   * of the attempt the last drop named.
+   */
+  static final class AppliesStaleBatches extends Kit {
+    @Override
+    Destination wrap(RecordingDestination r) {
+      return new Forwarding(r) {
+        private final java.util.Map<org.pgetl.model.TableId, UUID> current =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public void dropTableForCopy(
+            ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+          current.put(table.id(), attemptId);
+          recording.dropTableForCopy(table, attemptId, result);
+        }
+
+        @Override
+        public void writeTableRows(
+            ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+          UUID attempt = current.get(table.id());
+          if (write instanceof TableCopyWrite.Batch b
+              && attempt != null
+              && !b.id().attemptId().equals(attempt)) {
+            write =
+                new TableCopyWrite.Batch(
+                    new org.pgetl.destination.TableCopyBatchId(
+                        attempt, 1_000_000 + b.id().sequence()),
+                    b.rows());
+          }
+          recording.writeTableRows(table, write, result);
         }
       };
     }

@@ -24,7 +24,7 @@ class ConformanceKitCatchesBrokenDestinationsTest {
         EngineTestKit.engine("junit-jupiter").selectors(selectClass(kit)).execute();
     assertThat(results.testEvents().started().count())
         .as("kit tests run on " + kit.getSimpleName())
-        .isEqualTo(21);
+        .isEqualTo(22);
     Map<String, Throwable> failed = new TreeMap<>();
     results.testEvents().failed().stream()
         .forEach(
@@ -144,6 +144,13 @@ class ConformanceKitCatchesBrokenDestinationsTest {
     assertThat(failed)
         .containsKeys(
             "dropTableForCopyRemovesAnEarlierAttempt", "copyAfterRestartStartsAgainFromScratch");
+  }
+
+  @Test
+  void applyingALateBatchOfAnAbandonedAttemptFails() {
+    Map<String, Throwable> failed = failures(BrokenDestinations.AppliesStaleBatches.class);
+
+    assertThat(failed).containsOnlyKeys("aLateBatchOfAnAbandonedAttemptIsNotApplied");
   }
 
   @Test

@@ -8,9 +8,9 @@ import java.util.concurrent.locks.LockSupport;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.core.internal.decode.PgTime;
+import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.ReplicationStream;
-import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -94,6 +94,7 @@ public final class ApplyLoop {
   private boolean abandoned;
   private boolean completing;
   private boolean finished;
+  private boolean stopBarrierSent;
   private long stopStartedNanos;
   private long lastDispatchNanos = System.nanoTime();
   private final Control control = new Control();
@@ -187,7 +188,7 @@ public final class ApplyLoop {
       // while writes are in flight the next batch keeps filling, up to its size limit: memory
       // stays bounded by (in-flight writes + 1) batches
       boolean canRead =
-          stopMode == StopSignal.Mode.NONE
+          (stopMode == StopSignal.Mode.NONE || finishingTransaction(stopMode))
               && !completing
               && !finished
               && bufferBytes < env.config().batchMaxBytes();
@@ -269,31 +270,69 @@ public final class ApplyLoop {
     role.afterDurable(persisted, control);
   }
 
+  /**
+   * While a drain (or a shutdown) stops the stream, the transaction being read is read to its
+   * commit, within the grace period, so that the stream stops at a commit boundary and everything
+   * it delivered can become durable.
+   */
+  private boolean finishingTransaction(StopSignal.Mode stopMode) {
+    return stopMode == StopSignal.Mode.DRAIN && inTx && !graceOver();
+  }
+
+  private boolean graceOver() {
+    return System.nanoTime() - stopStartedNanos > env.config().shutdownTimeout().toNanos();
+  }
+
+  /**
+   * Returns true once a stopping stream may end: nothing in flight, nothing buffered (or a
+   * discard), and everything answered {@code accepted} made durable by a last {@code
+   * REQUIRE_DURABLE} barrier — or the grace period is over, which is then noted as an incomplete
+   * stop.
+   */
   private boolean stopSettled() {
+    boolean discard = env.stop().mode() == StopSignal.Mode.DISCARD;
     if (window.inFlight() == 0
-        && (buffer.isEmpty() || env.stop().mode() == StopSignal.Mode.DISCARD)) {
-      return true;
+        && (buffer.isEmpty() || discard)
+        && !finishingTransaction(env.stop().mode())) {
+      if (window.isClear()) {
+        return true;
+      }
+      if (!stopBarrierSent) {
+        // accepted work would otherwise stay non-durable: the destination makes it durable now
+        stopBarrierSent = true;
+        dispatch(WriteDurability.REQUIRE_DURABLE);
+        return false;
+      }
     }
-    long waited = System.nanoTime() - stopStartedNanos;
-    if (waited > env.config().shutdownTimeout().toNanos()) {
-      env.stop()
-          .noteIncomplete(
-              window.inFlight()
-                  + " writes of the "
-                  + role.describe()
-                  + " stream unanswered after "
-                  + env.config().shutdownTimeout());
-      LOG.warn(
-          "pipeline {}: {} stream stops with {} writes unanswered after {}; they are delivered"
-              + " again from {} at the next start",
-          pipelineId,
-          role.describe(),
-          window.inFlight(),
-          env.config().shutdownTimeout(),
-          durable);
-      return true;
+    if (!graceOver()) {
+      return false;
     }
-    return false;
+    String problem =
+        window.inFlight() > 0
+            ? window.inFlight() + " writes unanswered"
+            : inTx && !discard
+                ? "a transaction read only in part"
+                : "writes accepted but not durable";
+    env.stop()
+        .noteIncomplete(
+            "the "
+                + role.describe()
+                + " stream stopped with "
+                + problem
+                + " after "
+                + env.config().shutdownTimeout()
+                + " (durable up to "
+                + durable
+                + ")");
+    LOG.warn(
+        "pipeline {}: {} stream stops with {} after {}; they are delivered again from {} at the"
+            + " next start",
+        pipelineId,
+        role.describe(),
+        problem,
+        env.config().shutdownTimeout(),
+        durable);
+    return true;
   }
 
   private void finalFeedback() {
@@ -388,33 +427,27 @@ public final class ApplyLoop {
     buffer = new ArrayList<>();
     bufferBytes = 0;
     bufferCommitEnd = null;
-    AsyncResult result = AsyncResult.create();
-    window.track(result, commitEnd, durability);
+    List<Event> batch = Collections.unmodifiableList(events);
     lastDispatchNanos = System.nanoTime();
     long started = lastDispatchNanos;
     env.metrics().inFlight(1);
-    result
-        .completion()
-        .thenRun(
-            () -> {
-              env.metrics().inFlight(-1);
-              env.metrics().batchLatency("events", System.nanoTime() - started);
-            });
     if (!events.isEmpty()) {
       env.metrics().eventsDelivered(events.size(), bytes);
     }
-    try {
-      env.destination().writeEvents(Collections.unmodifiableList(events), durability, result);
-    } catch (EtlException e) {
-      result.fail(e);
-    } catch (RuntimeException e) {
-      result.fail(
-          new EtlException(
-              ErrorKind.DESTINATION_ERROR,
-              "destination " + env.destination().name() + " threw from writeEvents",
-              e.toString(),
-              e));
-    }
+    // the window registers the result before the destination can answer it
+    DestinationCalls.invoke(
+        env.destination(),
+        "writeEvents",
+        r -> {
+          window.track(r, commitEnd, durability);
+          r.completion()
+              .thenRun(
+                  () -> {
+                    env.metrics().inFlight(-1);
+                    env.metrics().batchLatency("events", System.nanoTime() - started);
+                  });
+          env.destination().writeEvents(role.streamId(), batch, durability, r);
+        });
   }
 
   private void append(Event e, long bytes) {
@@ -431,6 +464,11 @@ public final class ApplyLoop {
     Lsn walStart = stream.lastMessageLsn();
     int size = buf.remaining();
     PgOutputMessage m = decoder.decode(buf, walStart);
+    if (m.kind() == PgOutputMessage.Kind.TYPE || m.kind() == PgOutputMessage.Kind.ORIGIN) {
+      // type announcements and origins carry nothing a destination needs (codecs come from the
+      // catalog by oid), in or out of a stream block
+      return;
+    }
     if (spool.inBlock() && m instanceof PgOutputMessage.StreamableMessage s) {
       spool.add(s, size);
       return;
@@ -464,9 +502,6 @@ public final class ApplyLoop {
       case STREAM_ABORT -> {
         PgOutputMessage.StreamAbort a = (PgOutputMessage.StreamAbort) m;
         spool.abort(a.xid(), a.subXid());
-      }
-      case ORIGIN, TYPE -> {
-        // origins and type announcements carry nothing a destination needs
       }
       case RELATION, INSERT, UPDATE, DELETE, TRUNCATE, MESSAGE ->
           handleChange((PgOutputMessage.StreamableMessage) m);

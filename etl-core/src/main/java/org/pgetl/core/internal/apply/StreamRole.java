@@ -1,5 +1,6 @@
 package org.pgetl.core.internal.apply;
 
+import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.store.ProgressKey;
@@ -18,6 +19,13 @@ public interface StreamRole {
    * @return the description
    */
   String describe();
+
+  /**
+   * Returns the id the destination sees on this stream's writes.
+   *
+   * @return the stream id
+   */
+  StreamId streamId();
 
   /**
    * Returns where this stream's durable progress is stored.

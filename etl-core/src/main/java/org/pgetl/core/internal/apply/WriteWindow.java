@@ -1,12 +1,13 @@
 package org.pgetl.core.internal.apply;
 
 import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
 import org.pgetl.destination.WriteDurability;
-import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
 
@@ -19,8 +20,9 @@ import org.pgetl.model.Lsn;
  * <ul>
  *   <li>A write is <em>in flight</em> until answered; at most {@code capacity} are in flight.
  *   <li>{@code accepted} keeps the write's commit LSN for later: a later {@code durable} covers it.
- *   <li>{@code durable} covers the write itself and every earlier write answered {@code accepted}
- *       at that moment — never an earlier write still unanswered.
+ *   <li>{@code durable} covers the write itself and every earlier write that had been answered
+ *       {@code accepted} <em>before</em> that durable answer was given — never an earlier write
+ *       still unanswered at that moment.
  *   <li>The durable point advances over the longest prefix of writes known durable, to the greatest
  *       commit end LSN in that prefix (writes without a commit — a large transaction cut in batches
  *       — move nothing).
@@ -28,8 +30,11 @@ import org.pgetl.model.Lsn;
  *       violation.
  * </ul>
  *
- * <p>Answers arrive on any thread; they are queued in the order they were given and applied by the
- * owner thread in {@link #poll()}. Everything else is called by the owner thread only.
+ * <p>Answers arrive on any thread and are queued by their callbacks, whose order may differ from
+ * the order in which the destination answered. So "before" is decided by each answer's {@link
+ * AsyncResult#answerOrder()}, taken when the answer took effect, never by the order of the queue:
+ * an accepted write is covered by a durable answer of a later write whose order is greater. Applied
+ * by the owner thread in {@link #poll()}; everything else is called by the owner thread only.
  */
 final class WriteWindow {
 
@@ -49,6 +54,7 @@ final class WriteWindow {
     final Lsn commitEndLsn;
     final WriteDurability durability;
     Status status = Status.PENDING;
+    long answerOrder;
 
     Entry(long seq, Lsn commitEndLsn, WriteDurability durability) {
       this.seq = seq;
@@ -57,17 +63,15 @@ final class WriteWindow {
     }
   }
 
-  private record Answer(long seq, Outcome outcome) {}
+  private record Answer(long seq, Outcome outcome, long order) {}
 
   private final int capacity;
   private final Runnable wakeOwner;
+  // dispatch order; answered entries stay until the prefix before them is durable
   private final ArrayDeque<Entry> entries = new ArrayDeque<>();
   private final Queue<Answer> answers = new ConcurrentLinkedQueue<>();
   private long nextSeq;
   private int pending;
-  // greatest commit LSN of the accepted writes that were at the head of the window (collapsed)
-  private Lsn acceptedPrefixLsn;
-  private boolean acceptedPrefix;
 
   WriteWindow(int capacity, Runnable wakeOwner) {
     if (capacity < 1) {
@@ -92,7 +96,7 @@ final class WriteWindow {
         .completion()
         .thenAccept(
             outcome -> {
-              answers.add(new Answer(seq, outcome));
+              answers.add(new Answer(seq, outcome, result.answerOrder()));
               wakeOwner.run();
             });
   }
@@ -122,7 +126,7 @@ final class WriteWindow {
    * @return whether the window is empty
    */
   boolean isClear() {
-    return entries.isEmpty() && !acceptedPrefix;
+    return entries.isEmpty();
   }
 
   /**
@@ -132,11 +136,8 @@ final class WriteWindow {
    * @return whether accepted work waits for durability
    */
   boolean hasAcceptedNotDurable() {
-    if (acceptedPrefix) {
-      return true;
-    }
     for (Entry e : entries) {
-      if (e.status == Status.ACCEPTED) {
+      if (e.status == Status.ACCEPTED && !coveredLater(e)) {
         return true;
       }
     }
@@ -144,7 +145,7 @@ final class WriteWindow {
   }
 
   /**
-   * Applies the answers that arrived since the last call, in the order they were given.
+   * Applies the answers that arrived since the last call.
    *
    * @return the durable advance, a failure, or an abandonment (shutdown answer)
    */
@@ -153,45 +154,26 @@ final class WriteWindow {
     Answer a;
     while ((a = answers.poll()) != null) {
       Entry entry = find(a.seq);
-      if (entry == null) {
-        continue; // already collapsed: cannot happen for a first answer
+      if (entry == null || entry.status != Status.PENDING) {
+        continue; // a result is answered once
       }
-      if (entry.status == Status.PENDING) {
-        pending--;
-      }
+      pending--;
+      entry.answerOrder = a.order;
       switch (a.outcome.kind()) {
         case FAILED:
           return new Progress(advanced, a.outcome.error(), false);
         case SHUTDOWN:
           return new Progress(advanced, null, true);
         case ACCEPTED:
-          if (entry.durability == WriteDurability.REQUIRE_DURABLE) {
-            return new Progress(
-                advanced,
-                new EtlException(
-                    ErrorKind.DESTINATION_CONTRACT_VIOLATION,
-                    "destination answered accepted() to a write that required durable()",
-                    "writeEvents(..., REQUIRE_DURABLE, ...) must be answered durable() or failed"),
-                false);
+          try {
+            DestinationCalls.requireDurable(a.outcome, entry.durability, "a streaming write");
+          } catch (EtlException violation) {
+            return new Progress(advanced, violation, false);
           }
           entry.status = Status.ACCEPTED;
           break;
         case DURABLE:
           entry.status = Status.DURABLE;
-          for (Entry e : entries) {
-            if (e == entry) {
-              break;
-            }
-            if (e.status == Status.ACCEPTED) {
-              e.status = Status.DURABLE;
-            }
-          }
-          if (acceptedPrefix) {
-            // the collapsed accepted prefix lies before every entry: covered too
-            advanced = max(advanced, acceptedPrefixLsn);
-            acceptedPrefix = false;
-            acceptedPrefixLsn = null;
-          }
           break;
         default:
           throw new IllegalStateException("unknown outcome " + a.outcome);
@@ -202,26 +184,35 @@ final class WriteWindow {
   }
 
   /**
-   * Removes the answered writes at the head of the window. Durable writes advance the durable
-   * point, unless an accepted write lies before them: then they join the accepted prefix, which
-   * becomes durable as a whole when a later write is answered durable.
+   * Removes the durable writes at the head of the window and returns the greatest commit LSN among
+   * them. An accepted write at the head counts as durable once a later write was answered durable
+   * after it; otherwise it stops the prefix.
    */
   private Lsn collapseHead() {
     Lsn advanced = null;
     while (!entries.isEmpty()) {
       Entry e = entries.peekFirst();
-      if (e.status == Status.PENDING) {
+      if (e.status == Status.PENDING || (e.status == Status.ACCEPTED && !coveredLater(e))) {
         break;
       }
       entries.removeFirst();
-      if (e.status == Status.DURABLE && !acceptedPrefix) {
-        advanced = max(advanced, e.commitEndLsn);
-      } else {
-        acceptedPrefix = true;
-        acceptedPrefixLsn = max(acceptedPrefixLsn, e.commitEndLsn);
-      }
+      advanced = max(advanced, e.commitEndLsn);
     }
     return advanced;
+  }
+
+  /** True when a write dispatched after {@code e} was answered durable after {@code e}'s answer. */
+  private boolean coveredLater(Entry e) {
+    boolean after = false;
+    for (Iterator<Entry> it = entries.iterator(); it.hasNext(); ) {
+      Entry f = it.next();
+      if (f == e) {
+        after = true;
+      } else if (after && f.status == Status.DURABLE && f.answerOrder > e.answerOrder) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private Entry find(long seq) {

@@ -4,17 +4,19 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.codec.CopyBinaryParser;
 import org.pgetl.core.internal.codec.ValueCodec;
+import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.core.internal.engine.EngineMetrics;
-import org.pgetl.core.internal.engine.Results;
 import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgConnector;
@@ -41,14 +43,24 @@ import org.slf4j.LoggerFactory;
  * ranges with {@code COPY (SELECT ...) TO STDOUT (FORMAT binary)}, parsing rows straight into
  * batches bounded by bytes and time. Each batch is answered before its thread reads the next one.
  *
- * <p>The copy stops early, without error, when the generation is asked to stop or the destination
- * answers {@code shutdown()}: the table then stays restartable and is copied again next time.
+ * <p>A copy succeeds only when every range was read to its end and every batch answered. It stops
+ * early, without error, when the generation is asked to stop or the destination answers {@code
+ * shutdown()}: the copy connections are aborted at once (a COPY waiting for a lock returns), the
+ * batches in flight are awaited for the stop's grace period, and the table stays restartable. Any
+ * other end of a copy thread fails the copy: an {@link EtlException} as it is, another exception as
+ * {@code WORKER_PANIC}; an {@link Error} is rethrown to the caller, which fails the pipeline.
  */
 public final class TableCopier {
   private static final Logger LOG = LoggerFactory.getLogger(TableCopier.class);
 
-  /** What a copy did. */
-  public record Result(long rows, boolean barrierRequired, boolean stopped) {}
+  /**
+   * What a copy did.
+   *
+   * @param rows the rows of every answered batch
+   * @param batches the batches sent (and answered)
+   * @param stopped true when the copy stopped early (stop request or destination shutdown)
+   */
+  public record Result(long rows, long batches, boolean stopped) {}
 
   /** One physical table to read and its ranges' source. */
   public record Source(
@@ -95,60 +107,30 @@ public final class TableCopier {
    *
    * @param source what to read
    * @param snapshotId the exported snapshot
-   * @return rows copied, whether the Finish barrier is needed, whether the copy stopped early
-   * @throws EtlException when a copy connection or the destination fails
+   * @param attemptId the copy attempt, as {@code dropTableForCopy} named it
+   * @return rows and batches copied, whether the copy stopped early
+   * @throws EtlException when a copy connection or the destination fails, or a range ended early
    */
-  public Result copy(Source source, String snapshotId) {
+  public Result copy(Source source, String snapshotId, UUID attemptId) {
     List<CopyPlanner.Partition> plan =
         CopyPlanner.plan(source.physicalTables(), config.copyConnectionsPerTable());
-    ConcurrentLinkedQueue<CopyPlanner.Partition> queue = new ConcurrentLinkedQueue<>(plan);
     int workers = Math.min(config.copyConnectionsPerTable(), plan.size());
-    UUID attempt = UUID.randomUUID();
-    AtomicLong sequence = new AtomicLong();
-    AtomicLong rows = new AtomicLong();
-    AtomicBoolean accepted = new AtomicBoolean();
-    AtomicBoolean stopped = new AtomicBoolean();
-    AtomicReference<EtlException> failure = new AtomicReference<>();
-    ReplicatedTableSchema schema = source.schema();
+    CopyAttempt attempt = new CopyAttempt(source, snapshotId, attemptId, plan);
     String pipelineId = config.pipelineId();
     LOG.info(
         "pipeline {}: copying {} in {} ranges over {} connections (attempt {})",
         pipelineId,
-        schema.name(),
+        source.schema().name(),
         plan.size(),
         workers,
-        attempt);
+        attemptId);
     List<Thread> threads = new ArrayList<>();
     for (int w = 0; w < workers; w++) {
       int worker = w;
       Thread t =
           new Thread(
-              () -> {
-                try {
-                  copyPartitions(
-                      source,
-                      snapshotId,
-                      queue,
-                      worker,
-                      attempt,
-                      sequence,
-                      rows,
-                      accepted,
-                      stopped,
-                      failure);
-                } catch (EtlException e) {
-                  failure.compareAndSet(null, e);
-                } catch (RuntimeException e) {
-                  failure.compareAndSet(
-                      null,
-                      new EtlException(
-                          ErrorKind.WORKER_PANIC,
-                          "copy worker of " + schema.name() + " died",
-                          e.toString(),
-                          e));
-                }
-              },
-              "pgetl-copy-" + pipelineId + "-" + schema.id() + "-" + w);
+              () -> attempt.runWorker(worker),
+              "pgetl-copy-" + pipelineId + "-" + source.schema().id() + "-" + w);
       t.setDaemon(true);
       threads.add(t);
       t.start();
@@ -156,147 +138,193 @@ public final class TableCopier {
     for (Thread t : threads) {
       joinUninterruptibly(t);
     }
-    EtlException e = failure.get();
-    if (e != null && !stopped.get() && !stop.isRequested()) {
-      throw e;
-    }
-    return new Result(rows.get(), accepted.get(), stopped.get() || stop.isRequested());
+    return attempt.result();
   }
 
-  private void copyPartitions(
-      Source source,
-      String snapshotId,
-      ConcurrentLinkedQueue<CopyPlanner.Partition> queue,
-      int worker,
-      UUID attempt,
-      AtomicLong sequence,
-      AtomicLong rows,
-      AtomicBoolean accepted,
-      AtomicBoolean stopped,
-      AtomicReference<EtlException> failure) {
-    ReplicatedTableSchema schema = source.schema();
-    try (Connection c =
-        connector.openSnapshotChild(
-            ApplicationNames.copy(config.pipelineId(), schema.id(), worker), snapshotId)) {
-      CopyPlanner.Partition p;
-      while ((p = queue.poll()) != null) {
-        if (stop.isRequested() || stopped.get() || failure.get() != null) {
-          return;
-        }
-        copyRange(c, source, p, attempt, sequence, rows, accepted, stopped);
-      }
-      c.commit();
-    } catch (SQLException e) {
-      throw PgErrors.map(e, "copy of " + schema.name() + " failed");
-    }
-  }
+  /** The state one copy attempt's threads share. */
+  private final class CopyAttempt {
+    final Source source;
+    final String snapshotId;
+    final UUID id;
+    final int partitions;
+    final ConcurrentLinkedQueue<CopyPlanner.Partition> queue;
+    final AtomicLong sequence = new AtomicLong();
+    final AtomicLong rows = new AtomicLong();
+    final AtomicLong answered = new AtomicLong();
+    final AtomicInteger finishedPartitions = new AtomicInteger();
+    final AtomicBoolean stopped = new AtomicBoolean();
+    // the first failure of a thread, and an Error of any thread
+    final AtomicReference<EtlException> failure = new AtomicReference<>();
+    final AtomicReference<Error> error = new AtomicReference<>();
 
-  private void copyRange(
-      Connection c,
-      Source source,
-      CopyPlanner.Partition p,
-      UUID attempt,
-      AtomicLong sequence,
-      AtomicLong rows,
-      AtomicBoolean accepted,
-      AtomicBoolean stopped)
-      throws SQLException {
-    ReplicatedTableSchema schema = source.schema();
-    String sql = copySql(source, p);
-    CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
-    CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
-    List<TableRow> batch = new ArrayList<>();
-    long batchBytes = 0;
-    long batchStarted = System.nanoTime();
-    long maxBytes = config.batchMaxBytes();
-    long maxFillNanos = config.batchMaxFill().toNanos();
-    try {
-      byte[] data;
-      while ((data = out.readFromCopy()) != null) {
-        Object[] values = parser.parseRow(data, 0, data.length);
-        if (values == null) {
-          continue;
-        }
-        TableRow row = TableRow.wrap(values, parser.lastRowSizeHint());
-        if (batch.isEmpty()) {
-          batchStarted = System.nanoTime();
-        }
-        batch.add(row);
-        batchBytes += row.sizeHintBytes();
-        if (batchBytes >= maxBytes || System.nanoTime() - batchStarted >= maxFillNanos) {
-          if (!send(schema, batch, batchBytes, attempt, sequence, rows, accepted, stopped)) {
-            out.cancelCopy();
-            return;
-          }
-          batch = new ArrayList<>();
-          batchBytes = 0;
-        }
-      }
-      parser.finish();
-    } finally {
-      if (out.isActive()) {
-        try {
-          out.cancelCopy();
-        } catch (SQLException ignored) {
-          // the connection is closed with the copy
-        }
-      }
+    CopyAttempt(Source source, String snapshotId, UUID id, List<CopyPlanner.Partition> plan) {
+      this.source = source;
+      this.snapshotId = snapshotId;
+      this.id = id;
+      this.partitions = plan.size();
+      this.queue = new ConcurrentLinkedQueue<>(plan);
     }
-    if (!batch.isEmpty()) {
-      send(schema, batch, batchBytes, attempt, sequence, rows, accepted, stopped);
-    }
-  }
 
-  private boolean send(
-      ReplicatedTableSchema schema,
-      List<TableRow> batch,
-      long bytes,
-      UUID attempt,
-      AtomicLong sequence,
-      AtomicLong rows,
-      AtomicBoolean accepted,
-      AtomicBoolean stopped) {
-    TableCopyBatchId id = new TableCopyBatchId(attempt, sequence.getAndIncrement());
-    AsyncResult result = AsyncResult.create();
-    long started = System.nanoTime();
-    try {
-      destination.writeTableRows(schema, new TableCopyWrite.Batch(id, batch), result);
-    } catch (EtlException e) {
-      result.fail(e);
-    } catch (RuntimeException e) {
-      result.fail(
-          new EtlException(
-              ErrorKind.DESTINATION_ERROR,
-              "destination " + destination.name() + " threw from writeTableRows",
-              e.toString(),
-              e));
+    boolean shouldStop() {
+      return stop.isRequested() || stopped.get() || failure.get() != null || error.get() != null;
     }
-    Outcome o = Results.await(result, stop, "copy batch " + id + " of " + schema.name());
-    metrics.batchLatency("copy", System.nanoTime() - started);
-    if (o == null || o.kind() == Outcome.Kind.SHUTDOWN) {
-      if (o != null) {
-        LOG.info(
-            "pipeline {}: destination abandoned copy batch {} of {}; stopping",
+
+    void runWorker(int worker) {
+      try {
+        copyPartitions(worker);
+      } catch (EtlException e) {
+        failure.compareAndSet(null, e);
+      } catch (RuntimeException e) {
+        failure.compareAndSet(
+            null,
+            new EtlException(
+                ErrorKind.WORKER_PANIC,
+                "copy thread " + worker + " of " + source.schema().name() + " died",
+                e.toString(),
+                e));
+      } catch (Error e) {
+        if (!error.compareAndSet(null, e)) {
+          error.get().addSuppressed(e);
+        }
+        LOG.error(
+            "pipeline {}: copy thread {} of {} died",
             config.pipelineId(),
-            id,
-            schema.name());
-        shutdown.request();
+            worker,
+            source.schema().name(),
+            e);
       }
-      stopped.set(true);
-      return false;
     }
-    switch (o.kind()) {
-      case FAILED:
+
+    private void copyPartitions(int worker) {
+      ReplicatedTableSchema schema = source.schema();
+      String what = "copy thread " + worker + " of " + schema.name();
+      try (Connection c =
+              connector.openSnapshotChild(
+                  ApplicationNames.copy(config.pipelineId(), schema.id(), worker), snapshotId);
+          StopSignal.Guard guard = stop.abortOnStop(c, what)) {
+        CopyPlanner.Partition p;
+        while (!shouldStop() && (p = queue.poll()) != null) {
+          if (copyRange(c, p)) {
+            finishedPartitions.incrementAndGet();
+          }
+        }
+        if (!shouldStop()) {
+          c.commit();
+        }
+      } catch (SQLException e) {
+        throw PgErrors.map(e, "copy of " + schema.name() + " failed");
+      }
+    }
+
+    /** Copies one range; true when it was read to its end and every batch was answered. */
+    private boolean copyRange(Connection c, CopyPlanner.Partition p) throws SQLException {
+      String sql = copySql(source, p);
+      CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
+      CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
+      List<TableRow> batch = new ArrayList<>();
+      long batchBytes = 0;
+      long batchStarted = System.nanoTime();
+      long maxBytes = config.batchMaxBytes();
+      long maxFillNanos = config.batchMaxFill().toNanos();
+      try {
+        byte[] data;
+        while ((data = out.readFromCopy()) != null) {
+          Object[] values = parser.parseRow(data, 0, data.length);
+          if (values == null) {
+            continue;
+          }
+          TableRow row = TableRow.wrap(values, parser.lastRowSizeHint());
+          if (batch.isEmpty()) {
+            batchStarted = System.nanoTime();
+          }
+          batch.add(row);
+          batchBytes += row.sizeHintBytes();
+          if (batchBytes >= maxBytes || System.nanoTime() - batchStarted >= maxFillNanos) {
+            if (!send(batch, batchBytes)) {
+              return false;
+            }
+            batch = new ArrayList<>();
+            batchBytes = 0;
+          }
+        }
+        parser.finish();
+      } finally {
+        if (out.isActive()) {
+          try {
+            out.cancelCopy();
+          } catch (SQLException ignored) {
+            // the connection is closed with the copy
+          }
+        }
+      }
+      return batch.isEmpty() || send(batch, batchBytes);
+    }
+
+    /** Sends a batch and waits for its answer; false when the copy must stop. */
+    private boolean send(List<TableRow> batch, long bytes) {
+      ReplicatedTableSchema schema = source.schema();
+      TableCopyBatchId batchId = new TableCopyBatchId(id, sequence.getAndIncrement());
+      String what = "copy batch " + batchId + " of " + schema.name();
+      long started = System.nanoTime();
+      AsyncResult result =
+          DestinationCalls.invoke(
+              destination,
+              "writeTableRows",
+              r -> destination.writeTableRows(schema, new TableCopyWrite.Batch(batchId, batch), r));
+      Optional<Outcome> answer = DestinationCalls.await(result, stop, config.shutdownTimeout());
+      metrics.batchLatency("copy", System.nanoTime() - started);
+      if (answer.isEmpty()) {
+        stop.noteIncomplete(what + " unanswered after " + config.shutdownTimeout());
+        LOG.warn(
+            "pipeline {}: {} stays unanswered after {}; the next attempt copies {} again",
+            config.pipelineId(),
+            what,
+            config.shutdownTimeout(),
+            schema.name());
+        stopped.set(true);
+        return false;
+      }
+      Outcome o = answer.get();
+      if (o.kind() == Outcome.Kind.SHUTDOWN) {
+        LOG.info("pipeline {}: destination abandoned {}; stopping", config.pipelineId(), what);
+        shutdown.request();
+        stopped.set(true);
+        return false;
+      }
+      if (o.kind() == Outcome.Kind.FAILED) {
         throw o.error();
-      case ACCEPTED:
-        accepted.set(true);
-        break;
-      default:
-        break;
+      }
+      answered.incrementAndGet();
+      rows.addAndGet(batch.size());
+      metrics.rowsCopied(schema.name(), batch.size(), bytes);
+      return !stop.isRequested();
     }
-    rows.addAndGet(batch.size());
-    metrics.rowsCopied(schema.name(), batch.size(), bytes);
-    return true;
+
+    Result result() {
+      Error e = error.get();
+      if (e != null) {
+        throw e;
+      }
+      boolean stoppedEarly = stopped.get() || stop.isRequested();
+      EtlException f = failure.get();
+      if (f != null && !stoppedEarly) {
+        throw f;
+      }
+      if (!stoppedEarly && finishedPartitions.get() != partitions) {
+        // cannot happen unless a thread ended without saying why: never count it as a copy
+        throw new EtlException(
+            ErrorKind.WORKER_PANIC,
+            "copy of "
+                + source.schema().name()
+                + " ended with "
+                + (partitions - finishedPartitions.get())
+                + " of "
+                + partitions
+                + " ranges unfinished",
+            "attempt " + id);
+      }
+      return new Result(rows.get(), answered.get(), stoppedEarly);
+    }
   }
 
   static String copySql(Source source, CopyPlanner.Partition p) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import org.pgetl.core.internal.apply.StreamRole;
+import org.pgetl.destination.StreamId;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
@@ -37,6 +38,11 @@ final class ApplyStreamRole implements StreamRole {
   }
 
   @Override
+  public StreamId streamId() {
+    return StreamId.APPLY;
+  }
+
+  @Override
   public ProgressKey progressKey() {
     return ProgressKey.apply();
   }
@@ -60,6 +66,7 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void afterDurable(Lsn durableLsn, Control control) {
+    ctx.board.applyLsn(durableLsn);
     if (ctx.tables.anySyncing()) {
       promoteReady(durableLsn);
     }

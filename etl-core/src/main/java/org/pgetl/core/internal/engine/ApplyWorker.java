@@ -38,8 +38,15 @@ import org.slf4j.LoggerFactory;
  * The apply worker of one generation: connects, finds (or creates) the pipeline's apply slot,
  * starts streaming at {@code max(stored progress, slot confirmed_flush_lsn)} and runs the {@link
  * ApplyLoop} with the {@link ApplyStreamRole}. A failure whose kind is retried {@code TIMED}
- * (connection lost, server restarting) reconnects after a growing delay and resumes from the
- * durable point, so nothing is lost; any other failure stops the pipeline.
+ * reconnects after a growing delay and resumes from the durable point, so nothing is lost: an
+ * outage of the source or of the store (connection lost, server shut down or in recovery) is
+ * retried for as long as it lasts, other timed failures {@code retryMaxAttempts} times in a row.
+ * Any other failure stops the pipeline, and so does an {@link Error}.
+ *
+ * <p>A slot that is gone (invalidated by the server, or missing) while tables had been synced
+ * through it means changes were lost: the worker fails with a clear error, or — with {@code
+ * RECREATE} — asks the supervisor to stop the generation, copy every table again and start anew
+ * ({@link EngineContext#requestResync}), so that no table-sync worker runs while states are reset.
  */
 final class ApplyWorker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplyWorker.class);
@@ -71,17 +78,19 @@ final class ApplyWorker implements Runnable {
         if (progressed[0] != null) {
           attempts = 0;
         }
-        if (e.directive() == RetryDirective.TIMED && attempts < ctx.config.retryMaxAttempts()) {
+        boolean outage = Backoff.isOutage(e.kind());
+        if (e.directive() == RetryDirective.TIMED
+            && (outage || attempts < ctx.config.retryMaxAttempts())) {
           Duration delay = Backoff.delay(ctx.config, attempts);
           attempts++;
           ctx.errors.record(e);
           LOG.warn(
-              "pipeline {}: apply worker failed ({}); reconnecting in {} (attempt {} of {})",
+              "pipeline {}: apply worker failed ({}); reconnecting in {} (attempt {}{})",
               pipelineId,
               e.getMessage(),
               delay,
               attempts,
-              ctx.config.retryMaxAttempts());
+              outage ? ", retried while the outage lasts" : " of " + ctx.config.retryMaxAttempts());
           if (!pause(delay)) {
             return;
           }
@@ -92,7 +101,7 @@ final class ApplyWorker implements Runnable {
           ctx.shutdown.request();
           return;
         }
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         EtlException panic =
             new EtlException(ErrorKind.WORKER_PANIC, "apply worker died", e.toString(), e);
         LOG.error("pipeline {}: apply worker died", pipelineId, e);
@@ -103,24 +112,31 @@ final class ApplyWorker implements Runnable {
     }
   }
 
+  /** Waits for the delay unless a stop comes first; false when it did. */
   private boolean pause(Duration delay) {
-    long end = System.nanoTime() + delay.toNanos();
-    while (!ctx.stop.isRequested()) {
-      long left = end - System.nanoTime();
-      if (left <= 0) {
-        return true;
-      }
-      java.util.concurrent.locks.LockSupport.parkNanos(Math.min(left, 50_000_000L));
+    java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+    Runnable unregister = ctx.stop.onRequest(stopped::countDown);
+    try {
+      return !ctx.stop.isRequested()
+          && !stopped.await(delay.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      unregister.run();
     }
-    return false;
   }
 
   private void runOnce(Lsn[] progressed) {
     try (ReplicationConnection repl =
         ctx.connector.openReplication(ApplicationNames.apply(pipelineId))) {
       Lsn start;
-      try (Connection admin = ctx.connector.openPlain(ApplicationNames.catalog(pipelineId))) {
+      try (Connection admin = ctx.connector.openPlain(ApplicationNames.catalog(pipelineId));
+          StopSignal.Guard guard = ctx.stop.abortOnStop(repl.jdbc(), "apply slot creation")) {
         start = startLsn(repl, admin);
+      }
+      if (start == null) {
+        return; // the supervisor copies every table again with a new slot
       }
       ReplicationStream stream = repl.startStreaming(streamOptions(ctx, slotName, start));
       LOG.info("pipeline {}: apply worker streams slot {} from {}", pipelineId, slotName, start);
@@ -151,43 +167,43 @@ final class ApplyWorker implements Runnable {
     }
   }
 
+  /**
+   * Returns where to start streaming, creating the slot when there is none yet; null when the slot
+   * was lost and the supervisor must copy every table again.
+   */
   private Lsn startLsn(ReplicationConnection repl, Connection admin) {
     SlotAdmin slots = new SlotAdmin(admin);
     Optional<SlotInfo> slot = slots.find(slotName);
+    String lost = null;
     if (slot.isPresent() && slot.get().isInvalidated()) {
+      lost =
+          "the apply slot "
+              + slotName
+              + " was invalidated by the server (wal_status lost, reason: "
+              + slot.get().invalidationReason()
+              + ")";
+    } else if (slot.isEmpty() && streamedBefore()) {
+      lost =
+          "the apply slot "
+              + slotName
+              + " is missing although tables were replicated through it (dropped by hand, or"
+              + " lost in a failover): the changes made since are gone from the server";
+    }
+    if (lost != null) {
       if (ctx.config.invalidatedSlotBehavior() == PipelineConfig.InvalidatedSlotBehavior.FAIL) {
         throw new EtlException(
-            ErrorKind.REPLICATION_SLOT_INVALIDATED,
-            "the apply slot " + slotName + " was invalidated by the server (wal_status lost)",
-            "reason: "
-                + slot.get().invalidationReason()
-                + "; set invalidatedSlotBehavior=RECREATE to copy every table again");
+            slot.isPresent()
+                ? ErrorKind.REPLICATION_SLOT_INVALIDATED
+                : ErrorKind.REPLICATION_SLOT_NOT_FOUND,
+            lost,
+            "copy every table again: set invalidatedSlotBehavior=RECREATE (it does so by itself),"
+                + " or reset the pipeline's table states");
       }
-      LOG.warn(
-          "pipeline {}: apply slot {} was invalidated; recreating it and copying every table again",
-          pipelineId,
-          slotName);
-      ctx.store.resetAllTablesForResync();
-      for (Map.Entry<TableId, TableState> e : ctx.store.loadTableStates().entrySet()) {
-        ctx.tables.publish(e.getKey(), e.getValue());
-      }
-      slots.dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
-      slot = Optional.empty();
+      LOG.warn("pipeline {}: {}; every table is copied again with a new slot", pipelineId, lost);
+      ctx.requestResync(lost);
+      return null;
     }
     if (slot.isEmpty()) {
-      long ready =
-          ctx.tables.snapshot().values().stream()
-              .filter(
-                  s -> s.type() == TableState.Type.READY || s.type() == TableState.Type.SYNC_DONE)
-              .count();
-      if (ready > 0) {
-        LOG.warn(
-            "pipeline {}: apply slot {} is missing while {} tables were synced; changes made while"
-                + " it was missing are not replicated (reset those tables to copy them again)",
-            pipelineId,
-            slotName,
-            ready);
-      }
       ctx.store.deleteProgress(ProgressKey.apply());
       CreatedSlot created = repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT);
       LOG.info(
@@ -201,6 +217,31 @@ final class ApplyWorker implements Runnable {
     Lsn confirmed =
         slot.get().confirmedFlushLsn() == null ? Lsn.ZERO : slot.get().confirmedFlushLsn();
     return Lsn.max(progress, confirmed);
+  }
+
+  /**
+   * True when changes were already streamed through the apply slot: a table is {@code SyncDone} or
+   * {@code Ready} (or was, before an error), or apply progress was stored.
+   */
+  private boolean streamedBefore() {
+    if (ctx.store.progress(ProgressKey.apply()).isPresent()) {
+      return true;
+    }
+    for (Map.Entry<TableId, TableState> e : ctx.tables.snapshot().entrySet()) {
+      TableState s = e.getValue();
+      if (s.type() == TableState.Type.READY || s.type() == TableState.Type.SYNC_DONE) {
+        return true;
+      }
+      if (s.type() == TableState.Type.ERRORED) {
+        for (TableState earlier : ctx.store.tableStateHistory(e.getKey())) {
+          if (earlier.type() == TableState.Type.READY
+              || earlier.type() == TableState.Type.SYNC_DONE) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   /**

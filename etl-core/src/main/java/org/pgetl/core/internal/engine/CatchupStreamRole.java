@@ -2,6 +2,7 @@ package org.pgetl.core.internal.engine;
 
 import org.pgetl.core.internal.apply.StreamRole;
 import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
@@ -27,6 +28,11 @@ final class CatchupStreamRole implements StreamRole {
   @Override
   public String describe() {
     return "table sync of " + name;
+  }
+
+  @Override
+  public StreamId streamId() {
+    return StreamId.tableSync(table);
   }
 
   @Override

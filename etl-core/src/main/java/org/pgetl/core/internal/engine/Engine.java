@@ -32,7 +32,6 @@ import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.model.TableSchema;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.TableState;
@@ -53,10 +52,20 @@ import org.slf4j.LoggerFactory;
  * their durable answers still advance progress, and the next generation starts from {@code
  * max(stored progress, confirmed_flush_lsn)}. So a resume never delivers again what was already
  * durable, and never skips what was discarded.
+ *
+ * <p>Until the lifecycle row was read once, the destination's state is unknown and nothing is read
+ * or delivered. Every wait of a stop is bounded: workers blocked in the server are aborted through
+ * the stop signal, answers are awaited for {@code shutdownTimeout}, and a worker thread that still
+ * does not end after that is left behind (all worker threads are daemons) and reported. {@link
+ * #status} reads only what the workers published ({@link StatusBoard}, the live table states): no
+ * I/O, no failure.
  */
 public final class Engine {
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   private static final Duration RETAINED_WARNING_EVERY = Duration.ofMinutes(1);
+
+  /** What a stop waits for beyond {@code shutdownTimeout}: slot drops, a last status update. */
+  static final Duration STOP_MARGIN = Duration.ofSeconds(10);
 
   private final PipelineConfig config;
   private final PipelineStore store;
@@ -66,11 +75,11 @@ public final class Engine {
   private final PgConnector connector;
   private final ErrorLog errors = new ErrorLog();
   private final LifecycleTracker lifecycle;
+  private final StatusBoard board = new StatusBoard();
   private final Object lock = new Object();
 
   private volatile Phase phase = Phase.CREATED;
   private volatile Generation generation;
-  private volatile long lagBytes = -1;
   private Thread supervisor;
   private final java.util.concurrent.CountDownLatch terminated =
       new java.util.concurrent.CountDownLatch(1);
@@ -132,15 +141,24 @@ public final class Engine {
       } else {
         prepareTables();
       }
+      board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
       destination.startup(new Context());
     } catch (RuntimeException e) {
       phase = Phase.FAILED;
       terminated.countDown();
       throw e;
     }
+    if (initial() == null) {
+      phase = Phase.STARTING;
+    }
     supervisor = new Thread(this::supervise, "pgetl-pipeline-" + config.pipelineId());
-    supervisor.setDaemon(false);
+    // a host whose other threads ended can exit: the pipeline never keeps a JVM alive by itself
+    supervisor.setDaemon(true);
     supervisor.start();
+  }
+
+  private LifecycleState initial() {
+    return lifecycle.state();
   }
 
   private void prepareTables() {
@@ -154,6 +172,9 @@ public final class Engine {
             ErrorKind.PUBLICATION_NOT_FOUND,
             "publication " + config.publication() + " publishes no table",
             "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
+      }
+      for (Map.Entry<TableId, TableName> e : catalog.tableNames(published).entrySet()) {
+        board.name(e.getKey(), e.getValue());
       }
       Map<TableId, TableState> states = store.loadTableStates();
       Map<TableId, TableState> added = new LinkedHashMap<>();
@@ -201,12 +222,24 @@ public final class Engine {
         }
         Generation g = generation;
         if (g != null && !g.apply.isAlive()) {
-          // the apply worker ended by itself: a fatal failure, or a destination shutdown
+          // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
+          // slot to recreate
           stopGeneration(StopSignal.Mode.DRAIN);
           if (errors.fatal() != null || shutdown.isRequested()) {
             break;
           }
+          if (g.ctx.resyncReason() != null) {
+            resync(g.ctx.resyncReason());
+          }
           g = null;
+        }
+        if (wanted == null) {
+          // the lifecycle was never read: the destination may be paused or retired
+          phase = Phase.STARTING;
+          if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
+            break;
+          }
+          continue;
         }
         switch (wanted) {
           case ACTIVE -> {
@@ -229,19 +262,25 @@ public final class Engine {
           }
           case DRAINING -> {
             if (g != null) {
+              Map<TableId, TableState> before = g.ctx.tables.snapshot();
               boolean clean = stopGeneration(StopSignal.Mode.DRAIN);
-              if (clean) {
+              String notCopied = notCopied(before, g.ctx.tables.snapshot());
+              if (clean && notCopied == null) {
                 LOG.warn(
-                    "pipeline {}: drain complete (flushed out), connections released",
-                    config.pipelineId());
+                    "pipeline {}: drain complete: everything read up to {} is durable at the"
+                        + " destination; connections released",
+                    config.pipelineId(),
+                    board.applyLsn());
               } else {
                 LOG.warn(
-                    "pipeline {}: drain ended through a failure ({}): events after {} were NOT"
-                        + " delivered; set the destination active to read them again before"
-                        + " retiring it",
+                    "pipeline {}: drain NOT complete ({}): events after {} were not all made"
+                        + " durable; set the destination active to deliver them before retiring"
+                        + " it",
                     config.pipelineId(),
-                    lastStopProblem != null ? lastStopProblem : "see the errors above",
-                    store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
+                    notCopied != null && clean
+                        ? notCopied
+                        : lastStopProblem != null ? lastStopProblem : "see the errors above",
+                    board.applyLsn());
               }
             }
             phase = Phase.DRAINED;
@@ -265,12 +304,52 @@ public final class Engine {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       stopGeneration(StopSignal.Mode.DRAIN);
-    } catch (RuntimeException e) {
-      errors.fatal(EtlException.wrap(ErrorKind.WORKER_PANIC, "pipeline supervisor died", e));
+    } catch (RuntimeException | Error e) {
+      LOG.error("pipeline {}: supervisor died", config.pipelineId(), e);
+      errors.fatal(
+          new EtlException(ErrorKind.WORKER_PANIC, "pipeline supervisor died", e.toString(), e));
       stopGeneration(StopSignal.Mode.DRAIN);
     } finally {
       finish();
     }
+  }
+
+  /**
+   * Names the tables a drain left without a finished copy (a copy interrupted, or not started), or
+   * returns null when every table was synced.
+   */
+  private static String notCopied(Map<TableId, TableState> before, Map<TableId, TableState> after) {
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<TableId, TableState> e : after.entrySet()) {
+      TableState.Type t = e.getValue().type();
+      if (t != TableState.Type.READY && t != TableState.Type.SYNC_DONE) {
+        TableState was = before.get(e.getKey());
+        out.add(
+            e.getKey()
+                + " "
+                + t.name().toLowerCase(java.util.Locale.ROOT)
+                + (was != null && was.isSyncing() && t != TableState.Type.ERRORED
+                    ? " (copy interrupted)"
+                    : ""));
+      }
+    }
+    return out.isEmpty() ? null : "tables not copied: " + String.join(", ", out);
+  }
+
+  /**
+   * The apply slot was lost and the configuration says to recreate it: with the generation's
+   * workers stopped, drop what is left of the slot, reset every table to {@code Init} and let the
+   * next generation create a new slot and copy everything again.
+   */
+  private void resync(String reason) {
+    String pipelineId = config.pipelineId();
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
+      new SlotAdmin(c).dropIfExists(SlotNames.apply(pipelineId), SlotAdmin.DROP_TIMEOUT);
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not drop the lost apply slot of pipeline " + pipelineId);
+    }
+    store.resetAllTablesForResync();
+    LOG.warn("pipeline {}: {}; every table is reset to init and copied again", pipelineId, reason);
   }
 
   private void finish() {
@@ -290,6 +369,7 @@ public final class Engine {
     terminated.countDown();
   }
 
+  /** Reads the lifecycle row; null while no read ever succeeded. */
   private LifecycleState readLifecycle() {
     try {
       return lifecycle.apply(store.readLifecycle(destination.name()));
@@ -300,11 +380,29 @@ public final class Engine {
 
   private LifecycleState pollLifecycle() {
     LifecycleState s = readLifecycle();
-    metrics.lifecycleState(s);
+    if (s != null) {
+      metrics.lifecycleState(s);
+    }
     return s;
   }
 
   private void startGeneration() {
+    try {
+      startGenerationOnce();
+    } catch (EtlException e) {
+      if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+        throw e;
+      }
+      LOG.warn(
+          "pipeline {}: could not start the workers ({}); retrying in {}",
+          config.pipelineId(),
+          e.getMessage(),
+          config.lifecyclePollInterval());
+      errors.record(e);
+    }
+  }
+
+  private void startGenerationOnce() {
     StopSignal stop = new StopSignal();
     store.loadTableStates();
     TableStates tables = new TableStates(store);
@@ -317,14 +415,6 @@ public final class Engine {
       settings = ApplyWorker.decide(config, new PgCatalog(c).serverVersion(), c, resolver);
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the source's settings");
-    } catch (EtlException e) {
-      if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
-        throw e;
-      }
-      LOG.warn(
-          "pipeline {}: source not reachable ({}); retrying", config.pipelineId(), e.getMessage());
-      errors.record(e);
-      return;
     }
     EngineContext ctx =
         new EngineContext(
@@ -337,7 +427,8 @@ public final class Engine {
             tables,
             stop,
             settings,
-            errors);
+            errors,
+            board);
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);
@@ -352,15 +443,38 @@ public final class Engine {
       return true;
     }
     g.ctx.stop.request(mode);
-    joinUninterruptibly(g.apply);
-    g.ctx.pool.awaitAll();
+    // answers get shutdownTimeout; statements blocked in the server are aborted at once; the
+    // margin covers the slot drops and the last status update
+    long deadline = System.nanoTime() + config.shutdownTimeout().plus(STOP_MARGIN).toNanos();
+    List<Thread> left = new ArrayList<>();
+    if (!joinUntil(g.apply, deadline)) {
+      left.add(g.apply);
+    }
+    left.addAll(g.ctx.pool.awaitAll(deadline));
     generation = null;
+    if (!left.isEmpty()) {
+      StringBuilder names = new StringBuilder();
+      for (Thread t : left) {
+        StackTraceElement[] stack = t.getStackTrace();
+        names
+            .append(names.length() == 0 ? "" : ", ")
+            .append(t.getName())
+            .append(stack.length > 0 ? " at " + stack[0] : "");
+      }
+      g.ctx.stop.noteIncomplete("worker threads did not stop in time: " + names);
+      LOG.error(
+          "pipeline {}: worker threads did not stop within {}: {}; they are left behind",
+          config.pipelineId(),
+          config.shutdownTimeout().plus(STOP_MARGIN),
+          names);
+    }
     lastStopProblem = g.ctx.stop.incompleteReason();
     return errors.fatal() == null && lastStopProblem == null;
   }
 
   private String tableLabel(TableId table) {
-    return store.tableSchema(table, Lsn.MAX).map(s -> s.name().toString()).orElse(table.toString());
+    TableName name = board.name(table);
+    return name != null ? name.toString() : table.toString();
   }
 
   private void retire() {
@@ -397,7 +511,7 @@ public final class Engine {
             + " release it)",
         config.pipelineId(),
         SlotNames.apply(config.pipelineId()),
-        lagBytes < 0 ? "an unknown number of" : Long.toString(lagBytes));
+        board.lagBytes() < 0 ? "an unknown number of" : Long.toString(board.lagBytes()));
   }
 
   private Connection lagConnection;
@@ -421,9 +535,10 @@ public final class Engine {
           if (rs.next()) {
             Lsn end = Lsn.parse(rs.getString(1));
             String confirmed = rs.getString(2);
-            lagBytes = confirmed == null ? -1 : end.bytesSince(Lsn.parse(confirmed));
-            if (lagBytes >= 0) {
-              metrics.lagBytes(lagBytes);
+            long lag = confirmed == null ? -1 : end.bytesSince(Lsn.parse(confirmed));
+            board.lag(lag);
+            if (lag >= 0) {
+              metrics.lagBytes(lag);
             }
           }
         }
@@ -445,17 +560,26 @@ public final class Engine {
     }
   }
 
-  private static void joinUninterruptibly(Thread t) {
+  /** Joins a thread until the deadline (System.nanoTime); true when it ended. */
+  static boolean joinUntil(Thread t, long deadlineNanos) {
     boolean interrupted = false;
-    while (t.isAlive()) {
-      try {
-        t.join();
-      } catch (InterruptedException e) {
-        interrupted = true;
+    try {
+      while (t.isAlive()) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          t.join(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
+      return true;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -520,10 +644,11 @@ public final class Engine {
    */
   public Map<TableId, Map.Entry<TableName, TableState>> tables() {
     Generation g = generation;
+    // both read memory only: the live states, or the store's cache of the stored ones
     Map<TableId, TableState> states = g != null ? g.ctx.tables.snapshot() : store.tableStates();
     Map<TableId, Map.Entry<TableName, TableState>> out = new LinkedHashMap<>();
     for (Map.Entry<TableId, TableState> e : states.entrySet()) {
-      TableName name = store.tableSchema(e.getKey(), Lsn.MAX).map(TableSchema::name).orElse(null);
+      TableName name = board.name(e.getKey());
       out.put(e.getKey(), new java.util.AbstractMap.SimpleImmutableEntry<>(name, e.getValue()));
     }
     return out;
@@ -535,7 +660,7 @@ public final class Engine {
    * @return the lag, or -1 when unknown
    */
   public long lagBytes() {
-    return lagBytes;
+    return board.lagBytes();
   }
 
   /**
@@ -553,7 +678,7 @@ public final class Engine {
    * @return the durable LSN of the apply stream
    */
   public Lsn applyLsn() {
-    return store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
+    return board.applyLsn();
   }
 
   private final class Context implements DestinationContext {

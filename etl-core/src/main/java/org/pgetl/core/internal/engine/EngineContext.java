@@ -25,6 +25,8 @@ final class EngineContext {
   final StreamSettings streams;
   final SyncPool pool;
   final ErrorLog errors;
+  final StatusBoard board;
+  private volatile String resyncReason;
 
   EngineContext(
       PipelineConfig config,
@@ -36,7 +38,8 @@ final class EngineContext {
       TableStates tables,
       StopSignal stop,
       StreamSettings streams,
-      ErrorLog errors) {
+      ErrorLog errors,
+      StatusBoard board) {
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -47,7 +50,28 @@ final class EngineContext {
     this.stop = stop;
     this.streams = streams;
     this.errors = errors;
+    this.board = board;
     this.env = new LoopEnv(config, store, destination, metrics, stop, shutdown);
     this.pool = new SyncPool(this);
+  }
+
+  /**
+   * Asks the supervisor to copy every table again: after this generation stopped, it drops the
+   * apply slot, resets every table to {@code Init} and starts a new generation. Called by the apply
+   * worker when its slot was lost, before it returns.
+   *
+   * @param reason why, for the log
+   */
+  void requestResync(String reason) {
+    resyncReason = reason;
+  }
+
+  /**
+   * Returns why every table must be copied again, or null.
+   *
+   * @return the reason
+   */
+  String resyncReason() {
+    return resyncReason;
   }
 }

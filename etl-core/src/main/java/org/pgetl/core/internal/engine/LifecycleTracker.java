@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
  *   <li>An unknown value (the table's CHECK was altered) reads as {@code paused}: deliver nothing
  *       we do not understand. It is logged as an ERROR once per transition, not per poll.
  *   <li>A failed read keeps the last-known state: a blip of the store must not pause (or resume) a
- *       fleet.
+ *       fleet. Until a read succeeded once there is no last-known state: the state is unknown
+ *       (null) and the pipeline reads and delivers nothing, since the destination may be paused or
+ *       retired.
  *   <li>{@code retired} is terminal in a running process: a later {@code active} is refused (a
  *       re-added destination starts fresh at the next start).
  * </ul>
@@ -27,7 +29,7 @@ final class LifecycleTracker {
 
   private final String pipelineId;
   private final String destination;
-  private LifecycleState state = LifecycleState.ACTIVE;
+  private LifecycleState state;
   private String lastRaw;
   private boolean readFailing;
   private boolean refusalLogged;
@@ -71,7 +73,7 @@ final class LifecycleTracker {
       lastRaw = raw;
       return state;
     }
-    if (next != state || (unknown && !raw.equals(lastRaw))) {
+    if (state == null || next != state || (unknown && !raw.equals(lastRaw))) {
       if (unknown) {
         LOG.error(
             "pipeline {}: destination {} has unknown lifecycle state '{}'; treating it as paused",
@@ -79,7 +81,7 @@ final class LifecycleTracker {
             destination,
             raw);
       }
-      if (next != state) {
+      if (state != null && next != state) {
         LOG.warn(
             "pipeline {}: destination {} lifecycle: {} -> {}{}",
             pipelineId,
@@ -98,21 +100,24 @@ final class LifecycleTracker {
    * Records a failed read: the last-known state stays.
    *
    * @param e the failure
-   * @return the last-known state
+   * @return the last-known state, or null when no read succeeded yet
    */
   LifecycleState readFailed(EtlException e) {
     if (!readFailing) {
       LOG.warn(
-          "pipeline {}: lifecycle of {} could not be read ({}); keeping '{}'",
+          "pipeline {}: lifecycle of {} could not be read ({}); {}",
           pipelineId,
           destination,
           e.getMessage(),
-          state.dbValue());
+          state == null
+              ? "nothing is read or delivered until it can be"
+              : "keeping '" + state.dbValue() + "'");
       readFailing = true;
     }
     return state;
   }
 
+  /** Returns the state followed, or null while no read ever succeeded. */
   LifecycleState state() {
     return state;
   }

@@ -1,8 +1,15 @@
 package org.pgetl.core.internal.engine;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.postgresql.PGConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Asks the workers of one generation (an apply worker and the table-sync workers it started) to
@@ -12,6 +19,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * DISCARD). Thread-safe.
  */
 public final class StopSignal {
+  private static final Logger LOG = LoggerFactory.getLogger(StopSignal.class);
+
   /** How a generation stops. */
   public enum Mode {
     /** Keep running. */
@@ -24,6 +33,7 @@ public final class StopSignal {
 
   private final AtomicReference<Mode> mode = new AtomicReference<>(Mode.NONE);
   private final AtomicReference<String> incomplete = new AtomicReference<>();
+  private final AtomicLong requestedAtNanos = new AtomicLong();
   private final List<Runnable> wakers = new CopyOnWriteArrayList<>();
 
   /**
@@ -32,6 +42,8 @@ public final class StopSignal {
    * @param requested DRAIN or DISCARD
    */
   public void request(Mode requested) {
+    long now = System.nanoTime();
+    requestedAtNanos.compareAndSet(0, now == 0 ? 1 : now);
     mode.accumulateAndGet(requested, (a, b) -> a.ordinal() >= b.ordinal() ? a : b);
     for (Runnable w : wakers) {
       w.run();
@@ -73,6 +85,80 @@ public final class StopSignal {
    */
   public String incompleteReason() {
     return incomplete.get();
+  }
+
+  /**
+   * Returns how long is left of the grace period a stop gives writes in flight: {@code timeout}
+   * from the first request.
+   *
+   * @param timeout the grace period ({@code shutdownTimeout})
+   * @return the time left, zero when it is over; the whole timeout while no stop is requested
+   */
+  public Duration graceLeft(Duration timeout) {
+    long at = requestedAtNanos.get();
+    if (at == 0) {
+      return timeout;
+    }
+    long left = timeout.toNanos() - (System.nanoTime() - at);
+    return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
+  }
+
+  /**
+   * Makes a stop cancel the statement running on a connection and close the connection, so that a
+   * worker blocked in the server (a slot creation waiting for open transactions, a COPY waiting for
+   * a lock) returns at once; when a stop was already requested this happens immediately. Close the
+   * returned guard when the blocking part is over.
+   *
+   * @param connection the connection, used by the caller's thread only
+   * @param what what the connection does, for the log
+   * @return the guard that unregisters the callback
+   */
+  public Guard abortOnStop(Connection connection, String what) {
+    Runnable abort =
+        () -> {
+          try {
+            PGConnection pg = connection.unwrap(PGConnection.class);
+            pg.cancelQuery();
+          } catch (SQLException | RuntimeException e) {
+            LOG.debug("cancelling the statement of {} failed: {}", what, e.toString());
+          }
+          try {
+            // closes the socket without taking the connection's lock, which the blocked
+            // thread holds
+            connection.abort(Runnable::run);
+          } catch (SQLException | RuntimeException e) {
+            LOG.debug("aborting the connection of {} failed: {}", what, e.toString());
+          }
+        };
+    Runnable once = new Once(abort);
+    Runnable unregister = onRequest(once);
+    if (isRequested()) {
+      once.run();
+    }
+    return unregister::run;
+  }
+
+  /** A registration to undo; closing it twice is harmless. */
+  public interface Guard extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  private static final class Once implements Runnable {
+    private final Runnable action;
+    private final java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    Once(Runnable action) {
+      this.action = action;
+    }
+
+    @Override
+    public void run() {
+      if (done.compareAndSet(false, true)) {
+        action.run();
+      }
+    }
   }
 
   /**

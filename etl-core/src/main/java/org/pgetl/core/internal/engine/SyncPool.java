@@ -67,8 +67,13 @@ final class SyncPool {
     }
   }
 
-  /** Waits for every worker to end (after a stop request). */
-  void awaitAll() {
+  /**
+   * Waits for every worker to end (after a stop request), until a deadline.
+   *
+   * @param deadlineNanos the deadline, in {@link System#nanoTime()} terms
+   * @return the workers still running at the deadline
+   */
+  List<Thread> awaitAll(long deadlineNanos) {
     while (true) {
       List<Thread> snapshot;
       synchronized (threads) {
@@ -76,15 +81,16 @@ final class SyncPool {
         snapshot = new ArrayList<>(threads);
       }
       if (snapshot.isEmpty()) {
-        return;
+        return List.of();
       }
+      List<Thread> left = new ArrayList<>();
       for (Thread t : snapshot) {
-        try {
-          t.join();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
+        if (!Engine.joinUntil(t, deadlineNanos)) {
+          left.add(t);
         }
+      }
+      if (!left.isEmpty()) {
+        return left;
       }
     }
   }

@@ -6,6 +6,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
 import org.pgetl.core.internal.apply.ApplyLoop;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.copy.CopyPlanner;
@@ -24,6 +26,7 @@ import org.pgetl.core.internal.pg.TableSize;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
 import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
@@ -45,7 +48,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Any failure is stored as {@code Errored} with the retry policy of its kind — unless the
  * generation is stopping, in which case the table keeps its restartable state and no error is
- * stored (work abandoned because of a shutdown never produces {@code Errored}).
+ * stored (work abandoned because of a shutdown never produces {@code Errored}). An {@link Error}
+ * (out of memory, a linkage error, in pgetl or in destination code) is no table's fault and leaves
+ * nothing consistent behind: it fails the pipeline, and the table keeps its restartable state.
+ *
+ * <p>While the worker runs statements that the server may hold indefinitely (the slot creation
+ * waits for every open transaction, the copy for table locks) a stop request aborts their
+ * connections, so a stop never waits for another session.
  */
 final class TableSyncWorker {
   private static final Logger LOG = LoggerFactory.getLogger(TableSyncWorker.class);
@@ -85,6 +94,15 @@ final class TableSyncWorker {
               "table-sync worker of table " + table + " died",
               e.toString(),
               e));
+    } catch (Error e) {
+      LOG.error("pipeline {}: table-sync worker of table {} died", pipelineId, table, e);
+      ctx.errors.fatal(
+          new EtlException(
+              ErrorKind.WORKER_PANIC,
+              "table-sync worker of table " + table + " died",
+              e.toString(),
+              e));
+      ctx.shutdown.request();
     } finally {
       if (!completed) {
         // every later attempt copies from scratch with a new slot: this one would only hold WAL
@@ -112,14 +130,13 @@ final class TableSyncWorker {
   private void sync() {
     PublishedTable published;
     ReplicatedTableSchema previous;
-    try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table))) {
+    UUID attempt = UUID.randomUUID();
+    try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table));
+        StopSignal.Guard guard = ctx.stop.abortOnStop(c, "table sync of " + table)) {
       PgCatalog catalog = new PgCatalog(c);
       Optional<PublishedTable> p = catalog.publishedTable(ctx.config.publication(), table);
       if (p.isEmpty()) {
-        LOG.info(
-            "pipeline {}: table {} left the publication; it is cleaned up at the next start",
-            pipelineId,
-            table);
+        leftThePublication(c);
         return;
       }
       published = p.get();
@@ -128,11 +145,11 @@ final class TableSyncWorker {
           stored.isPresent()
               ? ReplicatedTableSchema.allColumns(stored.get())
               : catalog.replicatedTableSchema(table, published.columnNames());
-      // 1. the destination forgets what an earlier attempt wrote
+      // 1. the destination forgets what earlier attempts wrote, and learns the new attempt's id
       if (!awaitDestination(
           "dropTableForCopy of " + previous.name(),
-          r -> ctx.destination.dropTableForCopy(previous, r),
-          false)) {
+          r -> ctx.destination.dropTableForCopy(previous, attempt, r),
+          WriteDurability.MAY_DEFER)) {
         return;
       }
       // 2. the old slot goes; 3. our own leftovers go; 4. DataSync
@@ -148,38 +165,53 @@ final class TableSyncWorker {
     ReplicationConnection repl =
         ctx.connector.openReplication(ApplicationNames.tableSync(pipelineId, table));
     try {
-      // 5. the slot and its snapshot
-      CreatedSlot slot = repl.createSlot(slotName, SnapshotMode.USE_SNAPSHOT);
-      Lsn consistentPoint = slot.consistentPoint();
-      PgCatalog snapshotCatalog = new PgCatalog(repl.jdbc());
-      ReplicatedTableSchema schema =
-          snapshotCatalog.replicatedTableSchema(table, published.columnNames());
-      ctx.store.storeTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO));
-      // 6. the copy
-      TableCopier.Result copied = new TableCopier.Result(0, false, false);
-      if (ctx.config.tableCopy().shouldCopy(schema.name())) {
-        String snapshotId = repl.exportSnapshot();
-        TableCopier.Source source = copySource(snapshotCatalog, schema, published);
-        copied =
-            new TableCopier(
-                    ctx.config, ctx.connector, ctx.destination, ctx.metrics, ctx.stop, ctx.shutdown)
-                .copy(source, snapshotId);
-        if (copied.stopped()) {
-          return;
+      ReplicatedTableSchema schema;
+      Lsn consistentPoint;
+      TableCopier.Result copied;
+      try (StopSignal.Guard guard = ctx.stop.abortOnStop(repl.jdbc(), "table sync of " + table)) {
+        // 5. the slot and its snapshot
+        CreatedSlot slot = repl.createSlot(slotName, SnapshotMode.USE_SNAPSHOT);
+        consistentPoint = slot.consistentPoint();
+        PgCatalog snapshotCatalog = new PgCatalog(repl.jdbc());
+        schema = snapshotCatalog.replicatedTableSchema(table, published.columnNames());
+        ctx.board.name(table, schema.name());
+        ctx.store.storeTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO));
+        // 6. the copy
+        copied = new TableCopier.Result(0, 0, false);
+        if (ctx.config.tableCopy().shouldCopy(schema.name())) {
+          String snapshotId = repl.exportSnapshot();
+          TableCopier.Source source = copySource(snapshotCatalog, schema, published);
+          copied =
+              new TableCopier(
+                      ctx.config,
+                      ctx.connector,
+                      ctx.destination,
+                      ctx.metrics,
+                      ctx.stop,
+                      ctx.shutdown)
+                  .copy(source, snapshotId, attempt);
+          if (copied.stopped()) {
+            return;
+          }
+        } else {
+          LOG.info(
+              "pipeline {}: initial copy of {} skipped by configuration",
+              pipelineId,
+              schema.name());
         }
-      } else {
-        LOG.info(
-            "pipeline {}: initial copy of {} skipped by configuration", pipelineId, schema.name());
+        repl.endSnapshotTransaction();
       }
-      repl.endSnapshotTransaction();
-      // 7. the barrier: every accepted batch (or the empty table) must be durable
-      if (copied.barrierRequired() || copied.rows() == 0) {
-        if (!awaitDestination(
-            "Finish barrier of " + schema.name(),
-            r -> ctx.destination.writeTableRows(schema, TableCopyWrite.finish(), r),
-            true)) {
-          return;
-        }
+      if (ctx.stop.isRequested()) {
+        return;
+      }
+      // 7. the barrier, always: every batch of the attempt must be durable
+      TableCopyWrite.Finish finish =
+          new TableCopyWrite.Finish(attempt, copied.batches(), copied.rows());
+      if (!awaitDestination(
+          "Finish barrier of " + schema.name(),
+          r -> ctx.destination.writeTableRows(schema, finish, r),
+          WriteDurability.REQUIRE_DURABLE)) {
+        return;
       }
       ctx.tables.setAndStore(table, TableState.FINISHED_COPY);
       LOG.info(
@@ -218,6 +250,20 @@ final class TableSyncWorker {
     }
   }
 
+  /**
+   * The table is no longer published (or no longer exists): its state, progress and slot go now,
+   * once, and the pipeline stops following it.
+   */
+  private void leftThePublication(Connection c) {
+    new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+    ctx.store.deleteTable(table);
+    ctx.tables.remove(table);
+    LOG.info(
+        "pipeline {}: table {} left the publication; its state and slot are deleted",
+        pipelineId,
+        table);
+  }
+
   private TableCopier.Source copySource(
       PgCatalog catalog, ReplicatedTableSchema schema, PublishedTable published) {
     List<TableId> physical = new ArrayList<>();
@@ -246,29 +292,17 @@ final class TableSyncWorker {
     return new TableCopier.Source(schema, sizes, names, published.rowFilter(), codecs);
   }
 
-  private interface Call {
-    void send(AsyncResult result);
-  }
-
   /** Sends one destination call and waits for its answer; false when the worker must stop. */
-  private boolean awaitDestination(String what, Call call, boolean requireDurable) {
-    AsyncResult result = AsyncResult.create();
-    try {
-      call.send(result);
-    } catch (EtlException e) {
-      result.fail(e);
-    } catch (RuntimeException e) {
-      result.fail(
-          new EtlException(
-              ErrorKind.DESTINATION_ERROR,
-              "destination " + ctx.destination.name() + " threw from " + what,
-              e.toString(),
-              e));
-    }
-    Outcome o = Results.await(result, ctx.stop, what);
-    if (o == null) {
+  private boolean awaitDestination(
+      String what, Consumer<AsyncResult> call, WriteDurability required) {
+    AsyncResult result = DestinationCalls.invoke(ctx.destination, what, call);
+    Optional<Outcome> answer =
+        DestinationCalls.await(result, ctx.stop, ctx.config.shutdownTimeout());
+    if (answer.isEmpty()) {
+      ctx.stop.noteIncomplete(what + " unanswered after " + ctx.config.shutdownTimeout());
       return false;
     }
+    Outcome o = answer.get();
     switch (o.kind()) {
       case SHUTDOWN:
         LOG.info("pipeline {}: destination abandoned {}; stopping", pipelineId, what);
@@ -276,16 +310,9 @@ final class TableSyncWorker {
         return false;
       case FAILED:
         throw o.error();
-      case ACCEPTED:
-        if (requireDurable) {
-          throw new EtlException(
-              ErrorKind.DESTINATION_CONTRACT_VIOLATION,
-              "destination answered accepted() to the " + what,
-              "the Finish barrier must be answered durable(): it confirms every batch of the copy");
-        }
-        return true;
       default:
-        return true;
+        DestinationCalls.requireDurable(o, required, what);
+        return !ctx.stop.isRequested();
     }
   }
 

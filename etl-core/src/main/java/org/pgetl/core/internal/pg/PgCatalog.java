@@ -154,6 +154,39 @@ public final class PgCatalog {
   }
 
   /**
+   * Returns the qualified names of tables, by oid; tables that no longer exist are left out.
+   *
+   * @param tables the tables
+   * @return their names
+   * @throws EtlException when the query fails
+   */
+  public Map<TableId, TableName> tableNames(List<TableId> tables) {
+    Map<TableId, TableName> out = new LinkedHashMap<>();
+    if (tables.isEmpty()) {
+      return out;
+    }
+    String sql =
+        "SELECT c.oid::bigint, n.nspname, c.relname FROM pg_class c"
+            + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            + " WHERE c.oid = ANY (?::bigint[]::oid[])";
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      Long[] oids = new Long[tables.size()];
+      for (int i = 0; i < oids.length; i++) {
+        oids[i] = tables.get(i).oid();
+      }
+      ps.setArray(1, connection.createArrayOf("bigint", oids));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.put(new TableId(rs.getLong(1)), new TableName(rs.getString(2), rs.getString(3)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not read the names of the published tables");
+    }
+  }
+
+  /**
    * Returns every table of the publication with its row filter and column list (both null before
    * PostgreSQL 15, where publications have neither), keyed and ordered by table oid.
    *

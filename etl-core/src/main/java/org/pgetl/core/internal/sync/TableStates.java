@@ -129,6 +129,23 @@ public final class TableStates {
   }
 
   /**
+   * Forgets a table that left the pipeline (its stored state is already deleted) and wakes waiters.
+   *
+   * @param table the table
+   */
+  public void remove(TableId table) {
+    lock.lock();
+    try {
+      states.remove(table);
+      anySyncing = states.values().stream().anyMatch(TableState::isSyncing);
+      version++;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Marks that a table-sync worker runs for a table. Returns false when one already does.
    *
    * @param table the table

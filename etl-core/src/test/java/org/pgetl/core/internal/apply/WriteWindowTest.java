@@ -64,6 +64,49 @@ class WriteWindowTest {
     assertThat(window.poll().durableAdvancedTo()).isEqualTo(Lsn.of(300));
   }
 
+  /**
+   * Regression: answers were applied in the order their callbacks ran. A durable answer given while
+   * an earlier write was still unanswered, whose callback was late, was taken as covering that
+   * write's accepted answer, which the destination gave only afterwards: progress passed data that
+   * was only accepted.
+   */
+  @Test
+  void anAcceptedAnswerGivenAfterALaterWritesDurableIsNotCoveredByItWhateverTheCallbackOrder()
+      throws Exception {
+    AsyncResult a = AsyncResult.create();
+    AsyncResult b = AsyncResult.create();
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Runnable stall =
+        () -> {
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        };
+    window.track(a, Lsn.of(100), WriteDurability.MAY_DEFER);
+    // one of the two stalls runs before the window's own callback, whatever order the future runs
+    // its callbacks in
+    b.completion().thenRun(stall);
+    window.track(b, Lsn.of(200), WriteDurability.MAY_DEFER);
+    b.completion().thenRun(stall);
+
+    Thread answerer = new Thread(b::durable, "answers-b");
+    answerer.start();
+    org.awaitility.Awaitility.await().until(b::isAnswered);
+    a.accepted(); // after b's durable: b does not cover it
+    assertThat(window.poll().durableAdvancedTo()).isNull();
+    release.countDown();
+    answerer.join();
+    assertThat(window.poll().durableAdvancedTo()).isNull();
+    assertThat(window.hasAcceptedNotDurable()).isTrue();
+
+    AsyncResult c = dispatch(300);
+    c.durable(); // given after a's accepted: covers it
+    assertThat(window.poll().durableAdvancedTo()).isEqualTo(Lsn.of(300));
+    assertThat(window.isClear()).isTrue();
+  }
+
   @Test
   void requireDurableAnsweredAcceptedIsAContractViolation() {
     AsyncResult r = AsyncResult.create();

@@ -1,4 +1,4 @@
-package org.pgetl.lifecycle;
+package org.pgetl.engine;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -11,11 +11,12 @@ import java.util.List;
  * Captures what the logger (slf4j-simple, writing to {@code System.err}) prints while it is open,
  * still passing it through.
  */
-final class LogCapture implements AutoCloseable {
+public final class LogCapture implements AutoCloseable {
   private final PrintStream original = System.err;
   private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
 
-  LogCapture() {
+  /** Starts capturing. */
+  public LogCapture() {
     OutputStream tee =
         new OutputStream() {
           @Override
@@ -33,11 +34,22 @@ final class LogCapture implements AutoCloseable {
     System.setErr(new PrintStream(tee, true, StandardCharsets.UTF_8));
   }
 
-  synchronized List<String> lines() {
+  /**
+   * Returns the lines captured so far.
+   *
+   * @return the lines
+   */
+  public synchronized List<String> lines() {
     return Arrays.asList(captured.toString(StandardCharsets.UTF_8).split("\n"));
   }
 
-  long count(String... fragments) {
+  /**
+   * Counts the captured lines that contain every fragment.
+   *
+   * @param fragments the fragments
+   * @return the count
+   */
+  public long count(String... fragments) {
     return lines().stream().filter(l -> Arrays.stream(fragments).allMatch(l::contains)).count();
   }
 
