@@ -40,6 +40,8 @@ import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
 import org.pgetl.testkit.destination.DestinationCall;
 import org.pgetl.testkit.destination.DestinationOperation;
+import org.pgetl.testkit.destination.FaultyDestination;
+import org.pgetl.testkit.destination.HoldHandle;
 import org.pgetl.testkit.destination.RecordingDestination;
 
 /**
@@ -117,22 +119,28 @@ class StopIT {
         "CREATE PUBLICATION pub_locked FOR TABLE locked");
     TableId table = oid(db, "locked");
     MemoryStore store = new MemoryStore("locked");
+    FaultyDestination faulty = FaultyDestination.wrap(RecordingDestination.create());
+    HoldHandle drop = faulty.holdNext(DestinationOperation.DROP_TABLE_FOR_COPY);
     try (Connection locker = db.connect();
         Statement st = locker.createStatement()) {
-      locker.setAutoCommit(false);
-      st.execute("LOCK TABLE locked IN ACCESS EXCLUSIVE MODE");
       Pipeline p =
           start(
               config(db, "locked", "pub_locked").shutdownTimeout(Duration.ofSeconds(2)).build(),
               store,
-              RecordingDestination.create());
+              faulty);
+      assertThat(drop.awaitReached(WAIT)).isTrue();
+      // another session takes the table, then the copy starts: it waits for the lock, which has
+      // no timeout on copy connections
+      locker.setAutoCommit(false);
+      st.execute("LOCK TABLE locked IN ACCESS EXCLUSIVE MODE");
+      drop.releaseDurable();
       await()
           .atMost(WAIT)
           .until(
               () ->
                   db.queryLong(
                           "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE"
-                              + " 'pgetl_copy%locked%' AND wait_event_type = 'Lock'")
+                              + " 'pgetl%locked%' AND wait_event_type = 'Lock'")
                       > 0);
       long t0 = System.nanoTime();
       p.close();

@@ -120,7 +120,7 @@ class StreamedTransactionsIT {
       awaitAllReady(store, 1);
       db.execute(
           "INSERT INTO typed SELECT g, (ARRAY['sad','ok','happy'])[1 + g % 3]::mood, g,"
-              + " ROW(g, -g), repeat('t', 100) FROM generate_series(1, 4000) g");
+              + " ROW(g, -g)::point2, repeat('t', 100) FROM generate_series(1, 4000) g");
       db.execute("INSERT INTO typed VALUES (-1, 'happy', 7, ROW(1, 2), 'marker')");
       dest.awaitRowsEqual(name("typed"), sourceRows(db, "typed"), WAIT);
       assertThat(

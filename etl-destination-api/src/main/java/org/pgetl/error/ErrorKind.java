@@ -147,20 +147,26 @@ public enum ErrorKind {
   public ErrorPolicy policy() {
     return switch (this) {
       case SOURCE_CONNECTION_FAILED ->
-          timed("check that the source server is reachable; the pipeline reconnects by itself");
+          timed(
+              "check that the source server is reachable; the pipeline reconnects by itself for as"
+                  + " long as it takes");
       case SOURCE_DATABASE_SHUTDOWN ->
           timed("the source server is restarting; the pipeline reconnects when it is back");
       case SOURCE_DATABASE_IN_RECOVERY ->
           timed(
               "the source server is in recovery; the pipeline retries when it accepts connections");
-      case SOURCE_LOCK_TIMEOUT -> timed("a lock on the source was busy; the pipeline retries");
+      case SOURCE_LOCK_TIMEOUT ->
+          timed("a lock on the source was busy; the pipeline retries" + BOUNDED_RETRIES);
       case SOURCE_OPERATION_CANCELED ->
-          timed("a statement was cancelled on the source; the pipeline retries");
+          timed("a statement was cancelled on the source; the pipeline retries" + BOUNDED_RETRIES);
       case DESTINATION_CONNECTION_FAILED ->
-          timed("check that the destination is reachable; the pipeline retries by itself");
-      case DESTINATION_TIMEOUT -> timed("the destination was slow; the pipeline retries");
+          timed("check that the destination is reachable; the pipeline retries" + BOUNDED_RETRIES);
+      case DESTINATION_TIMEOUT ->
+          timed("the destination was slow; the pipeline retries" + BOUNDED_RETRIES);
       case DESTINATION_ATOMIC_BATCH_RETRYABLE ->
-          timed("the destination asked for the batch to be sent again; the pipeline retries");
+          timed(
+              "the destination asked for the batch to be sent again; the pipeline retries"
+                  + BOUNDED_RETRIES);
       case SOURCE_QUERY_FAILED ->
           manual(
               "read the SQL error in the detail, fix its cause on the source, then roll the table back");
@@ -202,17 +208,17 @@ public enum ErrorKind {
           manual("read the destination's error in the detail, fix it, then roll the table back");
       case REPLICATION_SLOT_NOT_FOUND ->
           manual(
-              "the replication slot is gone: restart the pipeline to create it again (tables are"
-                  + " copied again)");
+              "the replication slot is gone with the changes it held: for the apply slot, set"
+                  + " invalidatedSlotBehavior=RECREATE to copy every table again; for a table's"
+                  + " slot, roll the table back to copy it again");
       case REPLICATION_SLOT_ALREADY_EXISTS ->
           manual("another process uses this pipeline id: stop it, or drop the slot, then restart");
       case REPLICATION_SLOT_NOT_CREATED ->
           manual("check max_replication_slots and the REPLICATION privilege, then restart");
       case REPLICATION_SLOT_INVALIDATED ->
           manual(
-              "the server removed WAL the slot needed (max_slot_wal_keep_size): configure"
-                  + " invalidatedSlotBehavior=RECREATE to copy every table again, or drop the slot and"
-                  + " restart");
+              "the server removed WAL the slot needed (max_slot_wal_keep_size): set"
+                  + " invalidatedSlotBehavior=RECREATE to copy every table again");
       case REPLICATION_SLOT_DELETION_TIMEOUT ->
           timed("a walsender still holds the slot; the pipeline tries again");
       case REPLICATION_PROTOCOL_ERROR ->
@@ -226,7 +232,8 @@ public enum ErrorKind {
       case STATE_STORE_ERROR ->
           timed(
               "the state store could not be read or written: check its connection settings and"
-                  + " that its database is reachable (a running pipeline retries by itself)");
+                  + " that its database is reachable (a running pipeline retries by itself for as"
+                  + " long as it takes; a start fails at once)");
       case STATE_ROLLBACK_ERROR ->
           manual("the table has no earlier state to roll back to: reset it instead");
       case WORKER_PANIC ->
@@ -255,6 +262,10 @@ public enum ErrorKind {
       case TLS_ERROR -> manual("check sslmode, the root certificate and the server certificate");
     };
   }
+
+  private static final String BOUNDED_RETRIES =
+      " with a growing delay, retryMaxAttempts times in a row (a table's copy then waits for an"
+          + " operator; the apply stream stops the pipeline: restart it once the cause is fixed)";
 
   private static ErrorPolicy timed(String hint) {
     return new ErrorPolicy(RetryDirective.TIMED, hint);

@@ -58,14 +58,15 @@ import org.pgetl.model.UpdatedRow;
  *
  * Like a real idempotent destination, it skips a copy batch whose {@link TableCopyBatchId} the
  * current copy attempt already stored, a copy batch of another attempt than the one the last {@code
- * dropTableForCopy} named (a late batch of an abandoned attempt: {@link #staleBatchIds()}), and an
- * insert, update, delete or truncate whose {@link Event#sequenceKey()} is at or below the greatest
- * key applied to its table since the table's last drop. {@code Relation} events are never skipped
- * (they share the key of the change they precede), but one older than the event that set the
- * table's current columns does not reshape the rows (a replay from before a schema change).
- * Duplicates are counted either way ({@link #duplicateEvents()}, {@link #duplicateBatchIds()});
- * with {@link Builder#deduplicate(boolean) deduplicate(false)} they are applied as well, like a
- * naive destination.
+ * dropTableForCopy} named (a late batch of an abandoned attempt: {@link #staleBatchIds()}), a write
+ * of the catch-up stream of such an attempt ({@link #staleWrites()}), and an insert, update, delete
+ * or truncate whose {@link Event#sequenceKey()} is at or below the greatest key applied to its
+ * table since the table's last drop. {@code Relation} events are never skipped (they share the key
+ * of the change they precede), but one older than the event that set the table's current columns
+ * does not reshape the rows (a replay from before a schema change). Duplicates are counted either
+ * way ({@link #duplicateEvents()}, {@link #duplicateBatchIds()}); with {@link
+ * Builder#deduplicate(boolean) deduplicate(false)} they are applied as well, like a naive
+ * destination.
  *
  * <h2>Answers</h2>
  *
@@ -184,6 +185,7 @@ public final class RecordingDestination implements Destination {
   private final List<Event> duplicateEvents = new ArrayList<>();
   private final List<TableCopyBatchId> duplicateBatches = new ArrayList<>();
   private final List<TableCopyBatchId> staleBatches = new ArrayList<>();
+  private final List<DestinationCall> staleWrites = new ArrayList<>();
   private final Set<TableCopyBatchId> batchIds = new LinkedHashSet<>();
   private final List<String> violations = new ArrayList<>();
   private final List<String> anomalies = new ArrayList<>();
@@ -369,7 +371,14 @@ public final class RecordingDestination implements Destination {
       if (events.isEmpty() && durability == WriteDurability.MAY_DEFER) {
         violation("empty writeEvents with MAY_DEFER (only REQUIRE_DURABLE may be empty)");
       }
-      for (Event e : events) {
+      TableContents own = stream.table() == null ? null : tables.get(stream.table());
+      boolean stale =
+          own != null && own.dropped && !stream.copyAttempt().equals(own.currentAttempt);
+      if (stale) {
+        // the catch-up stream of an attempt that a later dropTableForCopy abandoned
+        staleWrites.add(call);
+      }
+      for (Event e : stale ? List.<Event>of() : events) {
         this.events.add(e);
         if (receivedKey == null || e.sequenceKey().compareTo(receivedKey) > 0) {
           receivedKey = e.sequenceKey();
@@ -737,6 +746,21 @@ public final class RecordingDestination implements Destination {
     lock.lock();
     try {
       return List.copyOf(duplicateBatches);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Returns the event writes of catch-up streams whose copy attempt a later {@code
+   * dropTableForCopy} of their table had abandoned: not applied.
+   *
+   * @return a snapshot of the stale writes, in order
+   */
+  public List<DestinationCall> staleWrites() {
+    lock.lock();
+    try {
+      return List.copyOf(staleWrites);
     } finally {
       lock.unlock();
     }

@@ -70,12 +70,12 @@ import org.pgetl.testkit.destination.Transactions;
  *
  * <p>The sequences: a copy from one and from several concurrent partitions (ids unique per
  * attempt), the {@code Finish} barrier after every copy attempt (empty tables included), a second
- * copy attempt after {@code dropTableForCopy}, a late batch of an abandoned attempt arriving after
- * the next drop, redelivered copy batches, events of two streams at once (one lagging behind the
- * other, as a table catching up does), several writes in flight on one stream, replayed events
- * (also after a restart), inserts, updates (key changes, partial rows with unchanged TOAST columns
- * missing, whole old rows of REPLICA IDENTITY FULL tables), deletes, truncate, added and dropped
- * columns, transaction markers and logical messages, and shutdown.
+ * copy attempt after {@code dropTableForCopy}, a late batch and a late catch-up write of an
+ * abandoned attempt arriving after the next drop, redelivered copy batches, events of two streams
+ * at once (one lagging behind the other, as a table catching up does), several writes in flight on
+ * one stream, replayed events (also after a restart), inserts, updates (key changes, partial rows
+ * with unchanged TOAST columns missing, whole old rows of REPLICA IDENTITY FULL tables), deletes,
+ * truncate, added and dropped columns, transaction markers and logical messages, and shutdown.
  *
  * <p>A second answer to a result is ignored by {@code AsyncResult} and cannot be seen from outside;
  * the kit catches its usual effect instead: a destination that answers {@code accepted()} and then
@@ -288,6 +288,24 @@ public abstract class DestinationConformanceTests<D extends Destination> {
     assertContents(ITEMS, rows, "after a late batch of the abandoned attempt");
   }
 
+  /**
+   * A write of the catch-up stream of an abandoned copy attempt that arrives after the next
+   * attempt's {@code dropTableForCopy} is not applied: its stream names the old attempt.
+   */
+  @Test
+  void aLateWriteOfAnAbandonedCatchUpStreamIsNotApplied() {
+    UUID abandoned = emptyCopy(ITEMS);
+    List<TableRow> rows = items(1, 5);
+    copy(ITEMS, List.of(rows));
+    Transactions log = new Transactions();
+    driver.events(
+        StreamId.tableSync(ITEMS.id(), abandoned),
+        log.begin().relation(ITEMS).insert(ITEMS, 99L, "late", null).commit(),
+        WriteDurability.REQUIRE_DURABLE);
+
+    assertContents(ITEMS, rows, "after a late write of the abandoned attempt's catch-up stream");
+  }
+
   /** A batch delivered again with the same id does not add its rows twice (table without key). */
   @Test
   public void redeliveredCopyBatchesDoNotDuplicateRows() {
@@ -330,7 +348,7 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   @Test
   public void eventsOfTwoStreamsConcurrently() throws Exception {
     emptyCopy(ITEMS);
-    emptyCopy(OTHER);
+    UUID otherAttempt = emptyCopy(OTHER);
     Transactions log = new Transactions();
     List<Transactions.Tx> txs = new ArrayList<>();
     List<TableRow> expectedItems = new ArrayList<>();
@@ -378,7 +396,7 @@ public abstract class DestinationConformanceTests<D extends Destination> {
                 for (Transactions.Tx tx : txs) {
                   stream.addAll(tx.commitFor(OTHER.name()));
                 }
-                deliver(StreamId.tableSync(OTHER.id()), stream, 5, () -> {}, 0);
+                deliver(StreamId.tableSync(OTHER.id(), otherAttempt), stream, 5, () -> {}, 0);
               });
       joinAll(List.of(apply, catchUp));
     } finally {
@@ -673,7 +691,7 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   }
 
   /** A whole copy attempt: drop, the batches, then Finish, as the engine sends them. */
-  private void copy(ReplicatedTableSchema table, List<List<TableRow>> batches) {
+  private UUID copy(ReplicatedTableSchema table, List<List<TableRow>> batches) {
     UUID attempt = driver.drop(table);
     long seq = 0;
     long rows = 0;
@@ -682,10 +700,11 @@ public abstract class DestinationConformanceTests<D extends Destination> {
       rows += batch.size();
     }
     driver.finish(table, attempt, seq, rows);
+    return attempt;
   }
 
-  private void emptyCopy(ReplicatedTableSchema table) {
-    copy(table, List.of());
+  private UUID emptyCopy(ReplicatedTableSchema table) {
+    return copy(table, List.of());
   }
 
   /** Writes events MAY_DEFER, then an empty REQUIRE_DURABLE barrier. */

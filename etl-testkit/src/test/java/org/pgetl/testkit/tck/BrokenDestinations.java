@@ -292,10 +292,10 @@ final class BrokenDestinations {
   }
 
   /**
-   * Applies every copy batch, whatever its attempt: relabels a batch of an earlier attempt as one
-   * of the attempt the last drop named.
+   * Applies every copy batch and catch-up write, whatever its attempt: relabels work of an earlier
+   * attempt as work of the attempt the last drop named.
    */
-  static final class AppliesStaleBatches extends Kit {
+  static final class AppliesStaleWork extends Kit {
     @Override
     Destination wrap(RecordingDestination r) {
       return new Forwarding(r) {
@@ -323,6 +323,17 @@ final class BrokenDestinations {
                     b.rows());
           }
           recording.writeTableRows(table, write, result);
+        }
+
+        @Override
+        public void writeEvents(
+            StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
+          UUID attempt = stream.table() == null ? null : current.get(stream.table());
+          recording.writeEvents(
+              attempt == null ? stream : StreamId.tableSync(stream.table(), attempt),
+              events,
+              durability,
+              result);
         }
       };
     }

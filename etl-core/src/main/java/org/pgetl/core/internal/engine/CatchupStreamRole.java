@@ -1,5 +1,6 @@
 package org.pgetl.core.internal.engine;
 
+import java.util.UUID;
 import org.pgetl.core.internal.apply.StreamRole;
 import org.pgetl.core.internal.sync.TableStates;
 import org.pgetl.destination.StreamId;
@@ -18,11 +19,13 @@ final class CatchupStreamRole implements StreamRole {
   private final TableStates tables;
   private final TableId table;
   private final TableName name;
+  private final StreamId streamId;
 
-  CatchupStreamRole(TableStates tables, TableId table, TableName name) {
+  CatchupStreamRole(TableStates tables, TableId table, TableName name, UUID copyAttempt) {
     this.tables = tables;
     this.table = table;
     this.name = name;
+    this.streamId = StreamId.tableSync(table, copyAttempt);
   }
 
   @Override
@@ -32,7 +35,7 @@ final class CatchupStreamRole implements StreamRole {
 
   @Override
   public StreamId streamId() {
-    return StreamId.tableSync(table);
+    return streamId;
   }
 
   @Override

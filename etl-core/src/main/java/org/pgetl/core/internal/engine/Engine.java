@@ -229,7 +229,19 @@ public final class Engine {
             break;
           }
           if (g.ctx.resyncReason() != null) {
-            resync(g.ctx.resyncReason());
+            try {
+              resync(g.ctx.resyncReason());
+            } catch (EtlException e) {
+              if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+                throw e;
+              }
+              // the next generation finds the slot gone again and asks again
+              LOG.warn(
+                  "pipeline {}: could not reset the tables yet ({})",
+                  config.pipelineId(),
+                  e.getMessage());
+              errors.record(e);
+            }
           }
           g = null;
         }

@@ -233,7 +233,7 @@ final class TableSyncWorker {
         ApplyLoop loop =
             new ApplyLoop(
                 ctx.env,
-                new CatchupStreamRole(ctx.tables, table, schema.name()),
+                new CatchupStreamRole(ctx.tables, table, schema.name(), attempt),
                 stream,
                 new PgOutputDecoder(ctx.streams.protocolVersion(), ctx.streams.streaming()),
                 resolver,
@@ -359,7 +359,8 @@ final class TableSyncWorker {
     }
     ctx.errors.record(e);
     RetryPolicy policy;
-    if (e.directive() == RetryDirective.TIMED && priorAttempts < ctx.config.retryMaxAttempts()) {
+    if (e.directive() == RetryDirective.TIMED
+        && (Backoff.isOutage(e.kind()) || priorAttempts < ctx.config.retryMaxAttempts())) {
       policy =
           new RetryPolicy.Timed(
               Instant.now().plus(Backoff.delay(ctx.config, priorAttempts)), priorAttempts);
@@ -380,6 +381,19 @@ final class TableSyncWorker {
           table, new TableState.Errored(e.kind(), e.getMessage(), e.hint(), policy));
     } catch (EtlException storeFailure) {
       storeFailure.addSuppressed(e);
+      if (Backoff.isOutage(storeFailure.kind())) {
+        // the store is away too (it usually lives in the source): the table goes back to its
+        // last stored state, and the apply worker starts a worker for it again once it is back
+        TableState stored = ctx.store.tableState(table).orElse(TableState.INIT);
+        ctx.tables.publish(table, stored);
+        LOG.warn(
+            "pipeline {}: table {} could not be marked errored ({}); it resumes from {}",
+            pipelineId,
+            table,
+            storeFailure.getMessage(),
+            stored.type());
+        return;
+      }
       ctx.errors.fatal(storeFailure);
       ctx.shutdown.request();
     }
