@@ -480,17 +480,25 @@ public final class PgCatalog {
         "it was dropped, or the publication lists a table of another database");
   }
 
-  /** Returns the attnums of the first index of the table with the given flag, in key order. */
+  /**
+   * Returns the attnums of the key columns of the first index of the table with the given flag, in
+   * key order: the first {@code indnkeyatts} entries of {@code indkey}, without the {@code INCLUDE}
+   * columns that follow them (they are stored in the index but identify nothing).
+   */
   private List<Integer> indexKey(TableId table, String flag) {
     String sql =
-        "SELECT i.indkey::text FROM pg_index i WHERE i.indrelid = ?::bigint::oid AND i." + flag;
+        "SELECT i.indkey::text, i.indnkeyatts FROM pg_index i"
+            + " WHERE i.indrelid = ?::bigint::oid AND i."
+            + flag;
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       ps.setLong(1, table.oid());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return List.of();
         }
-        return parseInt2Vector(rs.getString(1));
+        List<Integer> all = parseInt2Vector(rs.getString(1));
+        int keyColumns = rs.getInt(2);
+        return keyColumns < all.size() ? List.copyOf(all.subList(0, keyColumns)) : all;
       }
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the indexes of table " + table);

@@ -1,0 +1,92 @@
+package org.pgetl.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.pgetl.engine.PipelineHarness.WAIT;
+import static org.pgetl.engine.PipelineHarness.awaitAllReady;
+import static org.pgetl.engine.PipelineHarness.config;
+import static org.pgetl.engine.PipelineHarness.name;
+import static org.pgetl.engine.PipelineHarness.sourceRows;
+import static org.pgetl.engine.PipelineHarness.start;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.pgetl.Pipeline;
+import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
+import org.pgetl.model.OldRow;
+import org.pgetl.store.PipelineStore;
+import org.pgetl.testkit.TestDatabase;
+import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.RecordingDestination;
+
+/**
+ * The engine's integration tests of table shapes and schema changes: identities, tables without
+ * columns, and the columns' identity (attnum) across renames, type changes, drops and restarts.
+ * Written once, run against every store ({@code MemoryStoreSchemaIT}, {@code
+ * PostgresStoreSchemaIT}), since restarts read the stored schema versions.
+ */
+@WithPostgres
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+public abstract class SchemaSuite {
+
+  /**
+   * Returns a fresh store for a pipeline.
+   *
+   * @param db the source database
+   * @param pipelineId the pipeline id
+   * @return the store
+   */
+  protected abstract PipelineStore newStore(TestDatabase db, String pipelineId);
+
+  /**
+   * Returns the store a restarted process would use: the same instance for a memory store, a new
+   * instance over the same database for a persistent one.
+   *
+   * @param old the store of the previous run
+   * @param db the source database
+   * @return the store for the next run
+   */
+  protected PipelineStore reopen(PipelineStore old, TestDatabase db) {
+    return old;
+  }
+
+  // ---- identities
+
+  @Test
+  void aPrimaryKeyWithIncludeColumnsIdentifiesRowsByItsKeyColumnsOnly(TestDatabase db) {
+    db.execute(
+        "CREATE TABLE tab_include (a int, b text, CONSTRAINT covering PRIMARY KEY (a) INCLUDE (b))",
+        "INSERT INTO tab_include VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+        "CREATE PUBLICATION pub_include FOR TABLE tab_include");
+    PipelineStore store = newStore(db, "include");
+    RecordingDestination dest = RecordingDestination.create();
+    try (Pipeline p = start(config(db, "include", "pub_include").build(), store, dest)) {
+      awaitAllReady(store, 1);
+      assertThat(dest.schema(name("tab_include")).orElseThrow().identityColumnIndexes())
+          .containsExactly(0);
+      db.execute(
+          "UPDATE tab_include SET a = 10, b = 'ten' WHERE a = 1",
+          "DELETE FROM tab_include WHERE a = 2",
+          "UPDATE tab_include SET b = 'drei' WHERE a = 3");
+      dest.awaitRowsEqual(name("tab_include"), sourceRows(db, "tab_include"), WAIT);
+      List<Event> events = dest.events(name("tab_include"));
+      Event.Update moved = (Event.Update) firstOf(events, Event.Kind.UPDATE);
+      assertThat(moved.table().identity()).isEqualTo(IdentityKind.PRIMARY_KEY);
+      assertThat(moved.table().identityColumnIndexes()).containsExactly(0);
+      assertThat(moved.oldRow()).isInstanceOf(OldRow.Key.class);
+      assertThat(moved.oldRow().row().values()).containsExactly(1);
+      Event.Delete deleted = (Event.Delete) firstOf(events, Event.Kind.DELETE);
+      assertThat(deleted.oldRow().row().values()).containsExactly(2);
+      assertThat(dest.violations()).isEmpty();
+      assertThat(dest.anomalies()).isEmpty();
+    }
+  }
+
+  // ---- helpers
+
+  static Event firstOf(List<Event> events, Event.Kind kind) {
+    return events.stream().filter(e -> e.kind() == kind).findFirst().orElseThrow();
+  }
+}
