@@ -84,6 +84,36 @@ public abstract class SchemaSuite {
     }
   }
 
+  // ---- tables without columns
+
+  @Test
+  void aTableWithoutColumnsIsCopiedAndStreamedAsRowsWithoutValues(TestDatabase db) {
+    db.execute(
+        "CREATE TABLE no_columns ()",
+        "ALTER TABLE no_columns REPLICA IDENTITY FULL",
+        "INSERT INTO no_columns DEFAULT VALUES",
+        "INSERT INTO no_columns DEFAULT VALUES",
+        "INSERT INTO no_columns DEFAULT VALUES",
+        "CREATE PUBLICATION pub_no_columns FOR TABLE no_columns");
+    PipelineStore store = newStore(db, "nocolumns");
+    RecordingDestination dest = RecordingDestination.create();
+    try (Pipeline p = start(config(db, "nocolumns", "pub_no_columns").build(), store, dest)) {
+      awaitAllReady(store, 1);
+      assertThat(dest.rows(name("no_columns"))).hasSize(3).allMatch(List::isEmpty);
+      db.execute(
+          "INSERT INTO no_columns DEFAULT VALUES",
+          "INSERT INTO no_columns DEFAULT VALUES",
+          "DELETE FROM no_columns WHERE ctid = (SELECT min(ctid) FROM no_columns)");
+      dest.awaitRowsEqual(name("no_columns"), sourceRows(db, "no_columns"), WAIT);
+      assertThat(dest.rows(name("no_columns"))).hasSize(4);
+      assertThat(dest.events(name("no_columns")))
+          .extracting(Event::kind)
+          .contains(Event.Kind.INSERT, Event.Kind.DELETE);
+      assertThat(dest.violations()).isEmpty();
+      assertThat(dest.anomalies()).isEmpty();
+    }
+  }
+
   // ---- helpers
 
   static Event firstOf(List<Event> events, Event.Kind kind) {
