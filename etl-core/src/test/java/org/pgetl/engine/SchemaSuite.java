@@ -8,17 +8,24 @@ import static org.pgetl.engine.PipelineHarness.name;
 import static org.pgetl.engine.PipelineHarness.sourceRows;
 import static org.pgetl.engine.PipelineHarness.start;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.Pipeline;
+import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Event;
 import org.pgetl.model.IdentityKind;
 import org.pgetl.model.OldRow;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.DestinationCall;
+import org.pgetl.testkit.destination.DestinationOperation;
+import org.pgetl.testkit.destination.FaultyDestination;
+import org.pgetl.testkit.destination.HoldHandle;
 import org.pgetl.testkit.destination.RecordingDestination;
 
 /**
@@ -84,6 +91,56 @@ public abstract class SchemaSuite {
     }
   }
 
+  @Test
+  void aCopyAfterARestartDropsTheTableWithTheIdentityAndColumnsTheDestinationWasTold(
+      TestDatabase db) {
+    boolean columnLists = db.serverVersionNum() >= 150000;
+    db.execute(
+        "CREATE TABLE ri_full (id int, v text)",
+        "ALTER TABLE ri_full REPLICA IDENTITY FULL",
+        "INSERT INTO ri_full SELECT g, 'v' || g FROM generate_series(1, 5000) g",
+        "CREATE TABLE ri_index (id int NOT NULL, secret text, code text NOT NULL, v text)",
+        "CREATE UNIQUE INDEX ri_index_code_id ON ri_index (code, id)",
+        "ALTER TABLE ri_index REPLICA IDENTITY USING INDEX ri_index_code_id",
+        "INSERT INTO ri_index SELECT g, 's', 'c' || g, 'v' FROM generate_series(1, 5000) g",
+        columnLists
+            ? "CREATE PUBLICATION pub_ri FOR TABLE ri_full, ri_index (id, code, v)"
+            : "CREATE PUBLICATION pub_ri FOR TABLE ri_full, ri_index");
+    PipelineStore store = newStore(db, "ri");
+    FaultyDestination faulty = FaultyDestination.wrap(RecordingDestination.create());
+    HoldHandle heldFull =
+        faulty.holdNext(DestinationOperation.WRITE_TABLE_ROWS, c -> c.touches(name("ri_full")));
+    HoldHandle heldIndex =
+        faulty.holdNext(DestinationOperation.WRITE_TABLE_ROWS, c -> c.touches(name("ri_index")));
+    Pipeline p = start(config(db, "ri", "pub_ri").batchMaxBytes(16 * 1024).build(), store, faulty);
+    assertThat(heldFull.awaitReached(WAIT)).isTrue();
+    assertThat(heldIndex.awaitReached(WAIT)).isTrue();
+    p.close();
+    heldFull.releaseDurable();
+    heldIndex.releaseDurable();
+
+    PipelineStore reopened = reopen(store, db);
+    RecordingDestination second = RecordingDestination.create();
+    try (Pipeline p2 = start(config(db, "ri", "pub_ri").build(), reopened, second)) {
+      awaitAllReady(reopened, 2);
+      ReplicatedTableSchema full = droppedSchema(second, "ri_full");
+      assertThat(full.identity()).isEqualTo(IdentityKind.FULL);
+      assertThat(full.identityColumnIndexes()).isEmpty();
+      assertThat(columnNames(full)).containsExactly("id", "v");
+      ReplicatedTableSchema index = droppedSchema(second, "ri_index");
+      assertThat(index.identity()).isEqualTo(IdentityKind.INDEX);
+      assertThat(identityNames(index)).containsExactly("code", "id");
+      if (columnLists) {
+        assertThat(columnNames(index)).containsExactly("id", "code", "v");
+        assertThat(index.replicationMask()).containsExactly(true, false, true, true);
+      } else {
+        assertThat(columnNames(index)).containsExactly("id", "secret", "code", "v");
+      }
+      assertThat(second.rows(name("ri_index"))).hasSize(5000);
+      assertThat(second.violations()).isEmpty();
+    }
+  }
+
   // ---- tables without columns
 
   @Test
@@ -115,6 +172,27 @@ public abstract class SchemaSuite {
   }
 
   // ---- helpers
+
+  private static ReplicatedTableSchema droppedSchema(RecordingDestination dest, String table) {
+    List<DestinationCall> drops =
+        dest.calls(DestinationOperation.DROP_TABLE_FOR_COPY).stream()
+            .filter(c -> c.touches(name(table)))
+            .toList();
+    assertThat(drops).hasSize(1);
+    return drops.get(0).table();
+  }
+
+  static List<String> columnNames(ReplicatedTableSchema schema) {
+    return schema.columns().stream().map(ColumnSchema::name).toList();
+  }
+
+  static List<String> identityNames(ReplicatedTableSchema schema) {
+    List<String> out = new ArrayList<>();
+    for (int i : schema.identityColumnIndexes()) {
+      out.add(schema.columns().get(i).name());
+    }
+    return out;
+  }
 
   static Event firstOf(List<Event> events, Event.Kind kind) {
     return events.stream().filter(e -> e.kind() == kind).findFirst().orElseThrow();

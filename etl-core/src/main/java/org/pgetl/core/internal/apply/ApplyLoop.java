@@ -614,7 +614,7 @@ public final class ApplyLoop {
   private void onRelation(PgOutputMessage.Relation r) {
     RelationCache.Entry e = relations.update(r, txCommitLsn);
     if (owned(e)) {
-      env.store().storeTableSchema(e.schema.tableSchema());
+      env.store().storeTableSchema(e.schema);
     }
   }
 

@@ -30,9 +30,9 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.model.TableSchema;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.TableState;
@@ -523,7 +523,8 @@ public final class Engine {
     Map<TableId, TableState> states = g != null ? g.ctx.tables.snapshot() : store.tableStates();
     Map<TableId, Map.Entry<TableName, TableState>> out = new LinkedHashMap<>();
     for (Map.Entry<TableId, TableState> e : states.entrySet()) {
-      TableName name = store.tableSchema(e.getKey(), Lsn.MAX).map(TableSchema::name).orElse(null);
+      TableName name =
+          store.tableSchema(e.getKey(), Lsn.MAX).map(ReplicatedTableSchema::name).orElse(null);
       out.put(e.getKey(), new java.util.AbstractMap.SimpleImmutableEntry<>(name, e.getValue()));
     }
     return out;

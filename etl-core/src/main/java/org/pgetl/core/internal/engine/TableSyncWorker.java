@@ -31,7 +31,6 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.model.TableSchema;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
@@ -123,10 +122,11 @@ final class TableSyncWorker {
         return;
       }
       published = p.get();
-      Optional<TableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
+      // the newest version the destination was told, with its identity and column list
+      Optional<ReplicatedTableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
       previous =
           stored.isPresent()
-              ? ReplicatedTableSchema.allColumns(stored.get())
+              ? stored.get()
               : catalog.replicatedTableSchema(table, published.columnNames());
       // 1. the destination forgets what an earlier attempt wrote
       if (!awaitDestination(
@@ -154,7 +154,8 @@ final class TableSyncWorker {
       PgCatalog snapshotCatalog = new PgCatalog(repl.jdbc());
       ReplicatedTableSchema schema =
           snapshotCatalog.replicatedTableSchema(table, published.columnNames());
-      ctx.store.storeTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO));
+      ctx.store.storeTableSchema(
+          schema.withTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO)));
       // 6. the copy
       TableCopier.Result copied = new TableCopier.Result(0, false, false);
       if (ctx.config.tableCopy().shouldCopy(schema.name())) {
