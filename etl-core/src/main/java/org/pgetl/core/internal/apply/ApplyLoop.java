@@ -119,7 +119,7 @@ public final class ApplyLoop {
     this.role = role;
     this.stream = stream;
     this.decoder = decoder;
-    this.relations = new RelationCache(resolver);
+    this.relations = new RelationCache(resolver, env.store());
     this.owner = Thread.currentThread();
     this.window =
         new WriteWindow(env.config().maxInFlightWrites(), () -> LockSupport.unpark(owner));
