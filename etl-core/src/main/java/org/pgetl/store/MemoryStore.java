@@ -17,8 +17,8 @@ import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
-import org.pgetl.model.TableSchema;
 
 /**
  * A {@link PipelineStore} in memory, for tests, demos and pipelines whose state may be lost with
@@ -32,7 +32,7 @@ public final class MemoryStore implements PipelineStore {
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<TableId, Deque<TableState>> states = new HashMap<>();
   private final Map<ProgressKey, Lsn> progress = new HashMap<>();
-  private final Map<TableId, TreeMap<Lsn, TableSchema>> schemas = new HashMap<>();
+  private final Map<TableId, TreeMap<Lsn, ReplicatedTableSchema>> schemas = new HashMap<>();
   private final Map<TableId, DestinationTableMetadata> metadata = new HashMap<>();
   private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
 
@@ -170,14 +170,14 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public Optional<TableSchema> tableSchema(TableId table, Lsn lsn) {
+  public Optional<ReplicatedTableSchema> tableSchema(TableId table, Lsn lsn) {
     lock.lock();
     try {
-      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      TreeMap<Lsn, ReplicatedTableSchema> versions = schemas.get(table);
       if (versions == null) {
         return Optional.empty();
       }
-      Map.Entry<Lsn, TableSchema> e = versions.floorEntry(lsn);
+      Map.Entry<Lsn, ReplicatedTableSchema> e = versions.floorEntry(lsn);
       return e == null ? Optional.empty() : Optional.of(e.getValue());
     } finally {
       lock.unlock();
@@ -185,10 +185,10 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public List<TableSchema> tableSchemas(TableId table) {
+  public List<ReplicatedTableSchema> tableSchemas(TableId table) {
     lock.lock();
     try {
-      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      TreeMap<Lsn, ReplicatedTableSchema> versions = schemas.get(table);
       return versions == null ? List.of() : List.copyOf(versions.values());
     } finally {
       lock.unlock();
@@ -196,10 +196,12 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public void storeTableSchema(TableSchema schema) {
+  public void storeTableSchema(ReplicatedTableSchema schema) {
     lock.lock();
     try {
-      schemas.computeIfAbsent(schema.id(), k -> new TreeMap<>()).put(schema.snapshotLsn(), schema);
+      schemas
+          .computeIfAbsent(schema.id(), k -> new TreeMap<>())
+          .put(schema.tableSchema().snapshotLsn(), schema);
     } finally {
       lock.unlock();
     }
@@ -209,7 +211,7 @@ public final class MemoryStore implements PipelineStore {
   public int pruneTableSchemas(TableId table, Lsn durableLsn) {
     lock.lock();
     try {
-      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      TreeMap<Lsn, ReplicatedTableSchema> versions = schemas.get(table);
       if (versions == null) {
         return 0;
       }
@@ -217,7 +219,7 @@ public final class MemoryStore implements PipelineStore {
       if (keep == null) {
         return 0;
       }
-      Map<Lsn, TableSchema> older = versions.headMap(keep, false);
+      Map<Lsn, ReplicatedTableSchema> older = versions.headMap(keep, false);
       int n = older.size();
       older.clear();
       return n;

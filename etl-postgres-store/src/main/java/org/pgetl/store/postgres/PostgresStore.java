@@ -27,6 +27,7 @@ import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
@@ -84,7 +85,7 @@ public final class PostgresStore implements PipelineStore {
 
   private final ConcurrentHashMap<TableId, TableState> states = new ConcurrentHashMap<>();
   // Values are immutable; a table absent from the map is not loaded yet.
-  private final ConcurrentHashMap<TableId, NavigableMap<Lsn, TableSchema>> schemas =
+  private final ConcurrentHashMap<TableId, NavigableMap<Lsn, ReplicatedTableSchema>> schemas =
       new ConcurrentHashMap<>();
   // Optional.empty() caches "no metadata"; a table absent from the map is not loaded yet.
   private final ConcurrentHashMap<TableId, Optional<DestinationTableMetadata>> metadata =
@@ -389,19 +390,19 @@ public final class PostgresStore implements PipelineStore {
   // ---------------------------------------------------------------- schemas
 
   @Override
-  public Optional<TableSchema> tableSchema(TableId table, Lsn lsn) {
+  public Optional<ReplicatedTableSchema> tableSchema(TableId table, Lsn lsn) {
     Objects.requireNonNull(lsn, "lsn");
-    Map.Entry<Lsn, TableSchema> e = versions(table).floorEntry(lsn);
+    Map.Entry<Lsn, ReplicatedTableSchema> e = versions(table).floorEntry(lsn);
     return e == null ? Optional.empty() : Optional.of(e.getValue());
   }
 
   @Override
-  public List<TableSchema> tableSchemas(TableId table) {
+  public List<ReplicatedTableSchema> tableSchemas(TableId table) {
     return List.copyOf(versions(table).values());
   }
 
-  private NavigableMap<Lsn, TableSchema> versions(TableId table) {
-    NavigableMap<Lsn, TableSchema> cached = schemas.get(table);
+  private NavigableMap<Lsn, ReplicatedTableSchema> versions(TableId table) {
+    NavigableMap<Lsn, ReplicatedTableSchema> cached = schemas.get(table);
     if (cached != null) {
       return cached;
     }
@@ -411,7 +412,7 @@ public final class PostgresStore implements PipelineStore {
       if (cached != null) {
         return cached;
       }
-      NavigableMap<Lsn, TableSchema> loaded =
+      NavigableMap<Lsn, ReplicatedTableSchema> loaded =
           jdbc.autocommit(
               "loading the schema versions of table " + table, c -> loadSchemas(c, table));
       schemas.put(table, loaded);
@@ -421,31 +422,32 @@ public final class PostgresStore implements PipelineStore {
     }
   }
 
-  private NavigableMap<Lsn, TableSchema> loadSchemas(Connection c, TableId table)
+  private NavigableMap<Lsn, ReplicatedTableSchema> loadSchemas(Connection c, TableId table)
       throws SQLException {
-    TreeMap<Lsn, TableSchema> out = new TreeMap<>();
+    TreeMap<Lsn, ReplicatedTableSchema> out = new TreeMap<>();
     try (PreparedStatement ps = c.prepareStatement(sql.selectSchemas)) {
       ps.setString(1, pipelineId);
       ps.setLong(2, table.oid());
       try (ResultSet rs = ps.executeQuery()) {
         long currentId = -1;
-        TableName name = null;
-        Lsn snapshot = null;
-        List<ColumnSchema> columns = new ArrayList<>();
+        SchemaRows version = null;
         while (rs.next()) {
           long id = rs.getLong(1);
           if (id != currentId) {
-            if (currentId != -1) {
-              out.put(snapshot, new TableSchema(table, name, columns, snapshot));
+            if (version != null) {
+              out.put(version.snapshot, version.build());
             }
             currentId = id;
-            name = new TableName(rs.getString(2), rs.getString(3));
-            snapshot = Lsn.parse(rs.getString(4));
-            columns = new ArrayList<>();
+            version =
+                new SchemaRows(
+                    table,
+                    new TableName(rs.getString(2), rs.getString(3)),
+                    Lsn.parse(rs.getString(4)),
+                    rs.getString(14));
           }
           rs.getInt(5);
           if (!rs.wasNull()) {
-            columns.add(
+            version.add(
                 new ColumnSchema(
                     rs.getString(6),
                     (int) rs.getLong(7),
@@ -454,11 +456,13 @@ public final class PostgresStore implements PipelineStore {
                     rs.getInt(10),
                     rs.getInt(11),
                     rs.getBoolean(12),
-                    rs.getString(13)));
+                    rs.getString(13)),
+                rs.getBoolean(15),
+                rs.getInt(16));
           }
         }
-        if (currentId != -1) {
-          out.put(snapshot, new TableSchema(table, name, columns, snapshot));
+        if (version != null) {
+          out.put(version.snapshot, version.build());
         }
       }
     }
@@ -466,13 +470,15 @@ public final class PostgresStore implements PipelineStore {
   }
 
   @Override
-  public void storeTableSchema(TableSchema schema) {
+  public void storeTableSchema(ReplicatedTableSchema schema) {
     Objects.requireNonNull(schema, "schema");
     TableId table = schema.id();
+    TableSchema full = schema.tableSchema();
+    int[] identityOrdinals = SchemaRows.identityOrdinals(schema);
     TableLocks.Held held = locks.table(table);
     try {
       jdbc.transaction(
-          "storing the schema of table " + table + " at " + schema.snapshotLsn(),
+          "storing the schema of table " + table + " at " + full.snapshotLsn(),
           c -> {
             long id;
             try (PreparedStatement ps = c.prepareStatement(sql.upsertSchema)) {
@@ -480,7 +486,8 @@ public final class PostgresStore implements PipelineStore {
               ps.setLong(2, table.oid());
               ps.setString(3, schema.name().schema());
               ps.setString(4, schema.name().name());
-              ps.setString(5, schema.snapshotLsn().toString());
+              ps.setString(5, full.snapshotLsn().toString());
+              ps.setString(6, SchemaRows.identityCode(schema.identity()));
               try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 id = rs.getLong(1);
@@ -490,12 +497,12 @@ public final class PostgresStore implements PipelineStore {
               ps.setLong(1, id);
               ps.executeUpdate();
             }
-            if (!schema.columns().isEmpty()) {
+            if (!full.columns().isEmpty()) {
               try (PreparedStatement ps = c.prepareStatement(sql.insertColumn)) {
                 int index = 0;
-                for (ColumnSchema col : schema.columns()) {
+                for (ColumnSchema col : full.columns()) {
                   ps.setLong(1, id);
-                  ps.setInt(2, index++);
+                  ps.setInt(2, index);
                   ps.setString(3, col.name());
                   ps.setLong(4, Integer.toUnsignedLong(col.typeOid()));
                   ps.setInt(5, col.typeModifier());
@@ -504,7 +511,10 @@ public final class PostgresStore implements PipelineStore {
                   ps.setInt(8, col.primaryKeyOrdinal());
                   ps.setBoolean(9, col.nullable());
                   ps.setString(10, col.defaultExpression());
+                  ps.setBoolean(11, schema.isReplicated(index));
+                  ps.setInt(12, identityOrdinals[index]);
                   ps.addBatch();
+                  index++;
                 }
                 ps.executeBatch();
               }
@@ -514,8 +524,8 @@ public final class PostgresStore implements PipelineStore {
       schemas.computeIfPresent(
           table,
           (k, v) -> {
-            TreeMap<Lsn, TableSchema> next = new TreeMap<>(v);
-            next.put(schema.snapshotLsn(), schema);
+            TreeMap<Lsn, ReplicatedTableSchema> next = new TreeMap<>(v);
+            next.put(full.snapshotLsn(), schema);
             return Collections.unmodifiableNavigableMap(next);
           });
     } finally {

@@ -149,7 +149,8 @@ final class StoreSql {
     selectSchemas =
         "SELECT v.id, v.schema_name, v.table_name, v.snapshot_lsn::text, c.column_index, c.name,"
             + " c.type_oid::bigint, c.type_modifier, c.type_name, c.ordinal_position,"
-            + " c.primary_key_ordinal, c.nullable, c.default_expression FROM "
+            + " c.primary_key_ordinal, c.nullable, c.default_expression, v.identity_kind,"
+            + " c.replicated, c.identity_ordinal FROM "
             + schemas
             + " v LEFT JOIN "
             + columns
@@ -159,18 +160,19 @@ final class StoreSql {
     upsertSchema =
         "INSERT INTO "
             + schemas
-            + " (pipeline_id, table_id, schema_name, table_name, snapshot_lsn)"
-            + " VALUES (?, ?::oid, ?, ?, ?::pg_lsn)"
+            + " (pipeline_id, table_id, schema_name, table_name, snapshot_lsn, identity_kind)"
+            + " VALUES (?, ?::oid, ?, ?, ?::pg_lsn, ?)"
             + " ON CONFLICT (pipeline_id, table_id, snapshot_lsn) DO UPDATE SET"
             + " schema_name = EXCLUDED.schema_name, table_name = EXCLUDED.table_name,"
-            + " created_at = now() RETURNING id";
+            + " identity_kind = EXCLUDED.identity_kind, created_at = now() RETURNING id";
     deleteColumns = "DELETE FROM " + columns + " WHERE table_schema_id = ?";
     insertColumn =
         "INSERT INTO "
             + columns
             + " (table_schema_id, column_index, name, type_oid, type_modifier, type_name,"
-            + " ordinal_position, primary_key_ordinal, nullable, default_expression)"
-            + " VALUES (?, ?, ?, ?::oid, ?, ?, ?, ?, ?, ?)";
+            + " ordinal_position, primary_key_ordinal, nullable, default_expression, replicated,"
+            + " identity_ordinal)"
+            + " VALUES (?, ?, ?, ?::oid, ?, ?, ?, ?, ?, ?, ?, ?)";
     // Keeps the newest version at or before the durable LSN, and every newer one.
     pruneSchemas =
         "DELETE FROM "

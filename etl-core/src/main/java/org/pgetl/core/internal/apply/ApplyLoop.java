@@ -120,7 +120,7 @@ public final class ApplyLoop {
     this.role = role;
     this.stream = stream;
     this.decoder = decoder;
-    this.relations = new RelationCache(resolver);
+    this.relations = new RelationCache(resolver, env.store());
     this.owner = Thread.currentThread();
     this.window =
         new WriteWindow(env.config().maxInFlightWrites(), () -> LockSupport.unpark(owner));
@@ -649,7 +649,7 @@ public final class ApplyLoop {
   private void onRelation(PgOutputMessage.Relation r) {
     RelationCache.Entry e = relations.update(r, txCommitLsn);
     if (owned(e)) {
-      env.store().storeTableSchema(e.schema.tableSchema());
+      env.store().storeTableSchema(e.schema);
     }
   }
 

@@ -339,9 +339,8 @@ public final class TableCopier {
         sql.append("::text");
       }
     }
-    if (cols.isEmpty()) {
-      sql.append("NULL");
-    }
+    // A table without columns selects none ("SELECT FROM"): each row is then a tuple of zero
+    // fields, as the parser expects for a schema without columns.
     int idx = source.physicalTables().indexOf(findSize(source, p));
     TableName physical = source.physicalNames().get(idx);
     sql.append(" FROM ONLY ").append(physical.quoted());

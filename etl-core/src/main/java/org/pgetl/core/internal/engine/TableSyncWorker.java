@@ -34,7 +34,6 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.model.TableSchema;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
@@ -140,10 +139,11 @@ final class TableSyncWorker {
         return;
       }
       published = p.get();
-      Optional<TableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
+      // the newest version the destination was told, with its identity and column list
+      Optional<ReplicatedTableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
       previous =
           stored.isPresent()
-              ? ReplicatedTableSchema.allColumns(stored.get())
+              ? stored.get()
               : catalog.replicatedTableSchema(table, published.columnNames());
       // 1. the destination forgets what earlier attempts wrote, and learns the new attempt's id
       if (!awaitDestination(
@@ -175,7 +175,8 @@ final class TableSyncWorker {
         PgCatalog snapshotCatalog = new PgCatalog(repl.jdbc());
         schema = snapshotCatalog.replicatedTableSchema(table, published.columnNames());
         ctx.board.name(table, schema.name());
-        ctx.store.storeTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO));
+        ctx.store.storeTableSchema(
+            schema.withTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO)));
         // 6. the copy
         copied = new TableCopier.Result(0, 0, false);
         if (ctx.config.tableCopy().shouldCopy(schema.name())) {
