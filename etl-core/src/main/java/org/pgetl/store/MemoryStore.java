@@ -35,6 +35,9 @@ public final class MemoryStore implements PipelineStore {
   private final Map<TableId, TreeMap<Lsn, ReplicatedTableSchema>> schemas = new HashMap<>();
   private final Map<TableId, DestinationTableMetadata> metadata = new HashMap<>();
   private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
+  private final Map<Long, TableRequest> requests = new TreeMap<>();
+  private final Map<TableId, CopyRecord> copies = new HashMap<>();
+  private long nextRequestId = 1;
 
   /**
    * Creates an empty store for a pipeline.
@@ -275,9 +278,67 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
+  public TableRequest requestTableAction(
+      TableId table, TableRequest.Action action, String requestedBy) {
+    Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(action, "action");
+    lock.lock();
+    try {
+      TableRequest r = new TableRequest(nextRequestId++, table, action, requestedBy, Instant.now());
+      requests.put(r.id(), r);
+      return r;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public List<TableRequest> tableRequests() {
+    lock.lock();
+    try {
+      return List.copyOf(requests.values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void completeTableRequest(long requestId) {
+    lock.lock();
+    try {
+      requests.remove(requestId);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void recordCopy(TableId table, CopyRecord copy) {
+    Objects.requireNonNull(copy, "copy");
+    lock.lock();
+    try {
+      copies.put(table, copy);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Map<TableId, CopyRecord> copies() {
+    lock.lock();
+    try {
+      return Map.copyOf(copies);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
   public void deleteTable(TableId table) {
     lock.lock();
     try {
+      copies.remove(table);
+      requests.values().removeIf(r -> r.table().equals(table));
       states.remove(table);
       schemas.remove(table);
       metadata.remove(table);
@@ -291,6 +352,8 @@ public final class MemoryStore implements PipelineStore {
   public void deletePipelineState() {
     lock.lock();
     try {
+      copies.clear();
+      requests.clear();
       states.clear();
       schemas.clear();
       metadata.clear();

@@ -68,6 +68,7 @@ public final class Main {
     cli.addSubcommand("demo", new DemoCommand(context));
     cli.addSubcommand("replicate", new ReplicateCommand(context));
     cli.addSubcommand("lifecycle", LifecycleCommand.commandLine(context));
+    cli.addSubcommand("tables", TablesCommand.commandLine(context));
     cli.addSubcommand("help", new CommandLine.HelpCommand());
     cli.setOut(new java.io.PrintWriter(context.out(), true));
     cli.setErr(new java.io.PrintWriter(context.err(), true));

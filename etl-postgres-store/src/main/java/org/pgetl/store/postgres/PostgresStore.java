@@ -31,8 +31,10 @@ import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
+import org.pgetl.store.CopyRecord;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
+import org.pgetl.store.TableRequest;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -689,6 +691,8 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deleteTableSchemas, table);
             execute(c, sql.deleteTableMetadata, table);
             execute(c, sql.deleteTableSyncProgress, table);
+            execute(c, sql.deleteTableRequests, table);
+            execute(c, sql.deleteTableCopy, table);
             return null;
           });
       states.remove(table);
@@ -708,6 +712,8 @@ public final class PostgresStore implements PipelineStore {
           c -> {
             execute(c, sql.deletePipelineStates, null);
             execute(c, sql.deletePipelineSchemas, null);
+            execute(c, sql.deletePipelineRequests, null);
+            execute(c, sql.deletePipelineCopies, null);
             execute(c, sql.deletePipelineMetadata, null);
             execute(c, sql.deletePipelineProgress, null);
             return null;
@@ -718,6 +724,114 @@ public final class PostgresStore implements PipelineStore {
     } finally {
       held.release();
     }
+  }
+
+  // ---------------------------------------------------------------- operator requests, copies
+
+  @Override
+  public TableRequest requestTableAction(
+      TableId table, TableRequest.Action action, String requestedBy) {
+    Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(action, "action");
+    return jdbc.autocommit(
+        "recording a " + action + " request for table " + table,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.insertRequest)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            ps.setString(3, action.name().toLowerCase(java.util.Locale.ROOT));
+            ps.setString(4, requestedBy);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new TableRequest(
+                  rs.getLong(1),
+                  table,
+                  action,
+                  requestedBy,
+                  rs.getObject(2, OffsetDateTime.class).toInstant());
+            }
+          }
+        });
+  }
+
+  @Override
+  public List<TableRequest> tableRequests() {
+    return jdbc.autocommit(
+        "reading the table requests",
+        c -> {
+          List<TableRequest> out = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement(sql.selectRequests)) {
+            ps.setString(1, pipelineId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new TableRequest(
+                        rs.getLong(1),
+                        new TableId(rs.getLong(2)),
+                        TableRequest.Action.valueOf(
+                            rs.getString(3).toUpperCase(java.util.Locale.ROOT)),
+                        rs.getString(4),
+                        rs.getObject(5, OffsetDateTime.class).toInstant()));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public void completeTableRequest(long requestId) {
+    jdbc.autocommit(
+        "deleting table request " + requestId,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.deleteRequest)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, requestId);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  public void recordCopy(TableId table, CopyRecord copy) {
+    Objects.requireNonNull(copy, "copy");
+    jdbc.autocommit(
+        "recording the copy of table " + table,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.upsertCopy)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            ps.setString(3, copy.attemptId().toString());
+            ps.setLong(4, copy.rows());
+            ps.setLong(5, copy.batches());
+            ps.setObject(6, OffsetDateTime.ofInstant(copy.finishedAt(), java.time.ZoneOffset.UTC));
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  public Map<TableId, CopyRecord> copies() {
+    return jdbc.autocommit(
+        "reading the table copies",
+        c -> {
+          Map<TableId, CopyRecord> out = new java.util.TreeMap<>();
+          try (PreparedStatement ps = c.prepareStatement(sql.selectCopies)) {
+            ps.setString(1, pipelineId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.put(
+                    new TableId(rs.getLong(1)),
+                    new CopyRecord(
+                        java.util.UUID.fromString(rs.getString(2)),
+                        rs.getLong(3),
+                        rs.getLong(4),
+                        rs.getObject(5, OffsetDateTime.class).toInstant()));
+              }
+            }
+          }
+          return out;
+        });
   }
 
   // ---------------------------------------------------------------- destination lifecycle

@@ -107,6 +107,48 @@ abstract class PipelineStoreContract {
     assertThat(store.readLifecycle("lake")).isEmpty();
   }
 
+  // ------------------------------------------------------------------ requests and copies
+
+  @Test
+  void tableRequestsAreKeptInOrderUntilCompletedAndScopedToTheirPipeline() {
+    PipelineStore store = newStore();
+    PipelineStore other = newStore();
+    org.pgetl.store.TableRequest first =
+        store.requestTableAction(T1, org.pgetl.store.TableRequest.Action.RESYNC, "ops");
+    org.pgetl.store.TableRequest second =
+        store.requestTableAction(T2, org.pgetl.store.TableRequest.Action.RETRY, null);
+    other.requestTableAction(T1, org.pgetl.store.TableRequest.Action.RETRY, "elsewhere");
+
+    assertThat(store.tableRequests()).containsExactly(first, second);
+    assertThat(first.requestedBy()).isEqualTo("ops");
+    assertThat(second.id()).isGreaterThan(first.id());
+    store.completeTableRequest(first.id());
+    store.completeTableRequest(424242L); // unknown: ignored
+    assertThat(store.tableRequests()).containsExactly(second);
+    assertThat(other.tableRequests()).hasSize(1);
+    store.deleteTable(T2);
+    assertThat(store.tableRequests()).isEmpty();
+  }
+
+  @Test
+  void theLastCopyOfATableReplacesTheOneBefore() {
+    PipelineStore store = newStore();
+    java.time.Instant at = java.time.Instant.parse("2026-01-02T03:04:05Z");
+    org.pgetl.store.CopyRecord a =
+        new org.pgetl.store.CopyRecord(java.util.UUID.randomUUID(), 10, 2, at);
+    org.pgetl.store.CopyRecord b =
+        new org.pgetl.store.CopyRecord(java.util.UUID.randomUUID(), 20, 3, at.plusSeconds(60));
+    store.recordCopy(T1, a);
+    store.recordCopy(T1, b);
+    store.recordCopy(T2, a);
+
+    assertThat(store.copies()).containsEntry(T1, b).containsEntry(T2, a).hasSize(2);
+    store.deleteTable(T2);
+    assertThat(store.copies()).containsOnlyKeys(T1);
+    store.deletePipelineState();
+    assertThat(store.copies()).isEmpty();
+  }
+
   // ------------------------------------------------------------------ states
 
   @Test

@@ -39,9 +39,11 @@ class PostgresStoreMigrationIT {
           "replication_progress",
           "replication_state",
           "table_columns",
+          "table_copies",
+          "table_requests",
           "table_schemas");
 
-  private static final String[] ALL_VERSIONS = {"1:true", "2:true"};
+  private static final String[] ALL_VERSIONS = {"1:true", "2:true", "3:true"};
 
   private static List<String> tablesIn(TestPostgres.Database db, String schema) {
     return db.queryColumn(
