@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import org.quicktheories.QuickTheory;
 import org.quicktheories.api.AsString;
 import org.quicktheories.api.Pair;
@@ -32,8 +34,13 @@ public final class Theories {
   /** The system property that replays a seed: {@code -Dpgetl.seed=-4206387620822802130}. */
   public static final String SEED_PROPERTY = "pgetl.seed";
 
-  /** Shrink attempts per example when a property does not say: QuickTheories' own default. */
-  private static final int SHRINKS_PER_EXAMPLE = 100;
+  /**
+   * Shrink attempts when a property does not say: QuickTheories' own default is a hundred per
+   * example, which for a property of 200,000 examples would shrink for hours; a shrink attempt that
+   * makes no progress is as costly as one that does, and attempts past a few thousand rarely find a
+   * smaller value.
+   */
+  private static final int SHRINKS = 10_000;
 
   /** Draws per example when a generator filters its values: QuickTheories' own default. */
   private static final int GENERATE_ATTEMPTS = 10;
@@ -42,10 +49,10 @@ public final class Theories {
 
   /**
    * A property run of at most {@code examples} examples and at most {@code budget} of wall time,
-   * shrinking a failure for up to a hundred attempts per example.
+   * shrinking a failure for up to 10,000 attempts.
    */
   public static QuickTheory qt(int examples, Duration budget) {
-    return qt(examples, budget, examples * SHRINKS_PER_EXAMPLE);
+    return qt(examples, budget, SHRINKS);
   }
 
   /**
@@ -121,6 +128,96 @@ public final class Theories {
     return " (replay: -D" + SEED_PROPERTY + "=" + seed + ")";
   }
 
+  /** How many candidate sequences {@link #checkSequence} tries when it removes steps. */
+  private static final int STEP_REMOVALS = 20_000;
+
+  /**
+   * Checks {@code property} for every sequence of {@code steps} and value of {@code other}, as
+   * {@code qt.forAll(steps, other).checkAssert(property)} does; when it fails, removes steps from
+   * the smallest failing sequence for as long as it still fails. QuickTheories shortens a list only
+   * from its end, so without this a failing schedule keeps steps that play no part in the failure.
+   * The removal is deterministic: a replayed seed reports the same sequence.
+   */
+  public static <T, A> void checkSequence(
+      QuickTheory qt, Gen<List<T>> steps, Gen<A> other, BiConsumer<List<T>, A> property) {
+    AtomicReference<Failing<T, A>> smallest = new AtomicReference<>();
+    try {
+      qt.forAll(steps, other)
+          .checkAssert(
+              (s, a) -> {
+                try {
+                  property.accept(s, a);
+                } catch (Throwable t) {
+                  // QuickTheories keeps the last failing example as the smallest
+                  smallest.set(new Failing<>(new ArrayList<>(s), a));
+                  throw t;
+                }
+              });
+    } catch (AssertionError e) {
+      Failing<T, A> found = smallest.get();
+      if (found == null) {
+        throw e;
+      }
+      List<T> fewer = removeSteps(found.steps(), found.other(), property);
+      Throwable cause = failureOf(fewer, found.other(), property);
+      if (fewer.size() == found.steps().size() || cause == null) {
+        throw e;
+      }
+      AssertionError shorter =
+          new AssertionError(
+              e.getMessage()
+                  + "\nwith steps removed ("
+                  + fewer.size()
+                  + " of "
+                  + found.steps().size()
+                  + " left):\n"
+                  + fewer
+                  + ", "
+                  + found.other(),
+              cause);
+      throw shorter;
+    }
+  }
+
+  private record Failing<T, A>(List<T> steps, A other) {}
+
+  /** Removes runs of steps, halving the run length, while the sequence still fails. */
+  private static <T, A> List<T> removeSteps(
+      List<T> failing, A other, BiConsumer<List<T>, A> property) {
+    List<T> current = failing;
+    int tries = 0;
+    for (int run = Math.max(1, current.size() / 2); run >= 1; run /= 2) {
+      boolean removed = true;
+      while (removed) {
+        removed = false;
+        for (int from = 0; from + run <= current.size() && current.size() > run; ) {
+          if (++tries > STEP_REMOVALS) {
+            return current;
+          }
+          List<T> candidate = new ArrayList<>(current.subList(0, from));
+          candidate.addAll(current.subList(from + run, current.size()));
+          if (failureOf(candidate, other, property) != null) {
+            current = candidate;
+            removed = true;
+          } else {
+            from += run;
+          }
+        }
+      }
+    }
+    return current;
+  }
+
+  private static <T, A> Throwable failureOf(
+      List<T> steps, A other, BiConsumer<List<T>, A> property) {
+    try {
+      property.accept(steps, other);
+      return null;
+    } catch (Throwable t) {
+      return t;
+    }
+  }
+
   // ------------------------------------------------------------------ generators
 
   /**
@@ -163,8 +260,6 @@ public final class Theories {
 
   /** Reports a falsified property with its seed and the way to replay it. */
   private static final class SeedReporter implements Reporter {
-    private static final int OTHERS_SHOWN = 5;
-
     @Override
     public void falisification(
         long seed,
@@ -190,8 +285,9 @@ public final class Theories {
               + " example(s) met the generators' assumptions");
     }
 
+    /** The smallest falsifying value, and the first one found (before shrinking). */
     private static String message(
-        long seed, int count, Object smallest, List<Object> others, AsString<Object> toString) {
+        long seed, int count, Object smallest, List<Object> larger, AsString<Object> toString) {
       StringBuilder sb = new StringBuilder();
       sb.append("Property falsified after ")
           .append(count)
@@ -200,11 +296,11 @@ public final class Theories {
           .append(replayHint(seed))
           .append("\nsmallest falsifying value:\n")
           .append(toString.asString(smallest));
-      if (!others.isEmpty()) {
-        sb.append("\nother falsifying values (").append(others.size()).append("):");
-        others.stream()
-            .limit(OTHERS_SHOWN)
-            .forEach(o -> sb.append("\n").append(toString.asString(o)));
+      if (!larger.isEmpty()) {
+        sb.append("\nfirst falsifying value found (")
+            .append(larger.size())
+            .append(" shrink step(s) before):\n")
+            .append(toString.asString(larger.get(larger.size() - 1)));
       }
       return sb.toString();
     }
