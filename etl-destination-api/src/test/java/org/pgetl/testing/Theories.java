@@ -21,11 +21,10 @@ import org.quicktheories.generators.Generate;
  * Property runs with pgetl's settings: a fixed number of examples, a time budget after which a run
  * stops early, and a seed that every failure prints and {@code -Dpgetl.seed=...} replays.
  *
- * <p>Every property in the build starts here ({@link #qt}) or, where a property is a plain loop
- * over random inputs, takes its {@link java.util.SplittableRandom} seed from {@link #seed()} and
- * reports a failure through {@link #failure}. A replayed seed lifts the time budget, so the replay
- * reaches the failing example however slow the machine is; run one property with {@code
- * -Dtest=Class#method} (or {@code -Dit.test=...}) to replay it alone.
+ * <p>Every random property in the build starts here ({@link #qt}, {@link #checkSequence}). A
+ * replayed seed lifts the time budget, so the replay reaches the failing example however slow the
+ * machine is; run one property with {@code -Dtest=Class#method} (or {@code -Dit.test=...} for an
+ * IT) to replay it alone.
  *
  * <p>QuickTheories' own {@code QT_*} system properties are not read: the example count and the
  * budget of each property are part of its code.
@@ -81,34 +80,21 @@ public final class Theories {
                 budgetMillis,
                 shrinks,
                 GENERATE_ATTEMPTS,
-                new SeedReporter(),
+                new SeedReporter(seed),
                 prng -> new NoGuidance()));
   }
 
   /**
    * The seed of a run: the replayed one when {@code -Dpgetl.seed} is set, a fresh one otherwise.
    */
-  public static long seed() {
+  static long seed() {
     Long replay = replaySeed();
     return replay != null ? replay : ThreadLocalRandom.current().nextLong();
   }
 
   /** Whether this run replays a seed (and so runs without a time budget). */
-  public static boolean replaying() {
+  static boolean replaying() {
     return replaySeed() != null;
-  }
-
-  /** The error a plain seeded loop throws when an example fails: it names the seed to replay. */
-  public static AssertionError failure(long seed, int example, Object value, Throwable cause) {
-    return new AssertionError(
-        "Property falsified at example "
-            + example
-            + ", seed "
-            + seed
-            + replayHint(seed)
-            + "\nfalsifying value:\n"
-            + value,
-        cause);
   }
 
   private static Long replaySeed() {
@@ -260,6 +246,12 @@ public final class Theories {
 
   /** Reports a falsified property with its seed and the way to replay it. */
   private static final class SeedReporter implements Reporter {
+    private final long seed;
+
+    SeedReporter(long seed) {
+      this.seed = seed;
+    }
+
     @Override
     public void falisification(
         long seed,
@@ -282,7 +274,9 @@ public final class Theories {
       throw new IllegalStateException(
           "gave up after only "
               + completedExamples
-              + " example(s) met the generators' assumptions");
+              + " example(s) met the generators' assumptions, seed "
+              + seed
+              + replayHint(seed));
     }
 
     /** The smallest falsifying value, and the first one found (before shrinking). */
