@@ -588,117 +588,143 @@ public final class Engine {
    * when shutdown was requested (or the pipeline failed), false when the lease was lost.
    */
   private boolean runActive() throws InterruptedException {
-    {
-      while (true) {
-        if (leaseLost) {
-          return false;
-        }
-        LifecycleState wanted = pollLifecycle();
-        if (shutdown.isRequested()) {
+    while (true) {
+      if (leaseLost) {
+        return false;
+      }
+      LifecycleState wanted = pollLifecycle();
+      if (shutdown.isRequested()) {
+        return true;
+      }
+      try {
+        if (runOnce(wanted)) {
           return true;
         }
-        Generation g = generation;
-        if (g != null && !g.apply.isAlive()) {
-          // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
-          // slot to recreate
-          stopGeneration(StopSignal.Mode.DRAIN);
-          if (errors.fatal() != null || shutdown.isRequested()) {
-            return true;
-          }
-          if (g.ctx.resyncReason() != null) {
-            try {
-              resync(g.ctx.resyncReason());
-            } catch (EtlException e) {
-              if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
-                throw e;
-              }
-              // the next generation finds the slot gone again and asks again
-              LOG.warn(
-                  "pipeline {}: could not reset the tables yet ({})",
-                  config.pipelineId(),
-                  e.getMessage());
-              errors.record(e);
-            }
-          }
-          g = null;
+      } catch (EtlException e) {
+        if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+          throw e;
         }
-        if (wanted == null) {
-          // the lifecycle was never read: the destination may be paused or retired
-          setPhase(Phase.STARTING);
-          if (pause(config.lifecyclePollInterval())) {
-            return true;
+        // the store or the source is away for now: the next poll tries again
+        errors.record(e);
+        LOG.warn("pipeline {}: {}; retrying", config.pipelineId(), e.getMessage());
+      }
+      if (leaseLost) {
+        return false;
+      }
+      if (pause(config.lifecyclePollInterval())) {
+        return true;
+      }
+    }
+  }
+
+  /**
+   * One poll of the active instance: follows the lifecycle, restarts an ended generation, reads
+   * requests and the publication, samples the lag. Returns true when the pipeline must stop.
+   */
+  private boolean runOnce(LifecycleState wanted) throws InterruptedException {
+    Generation g = generation;
+    if (g != null && !g.apply.isAlive()) {
+      // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
+      // slot to recreate
+      stopGeneration(StopSignal.Mode.DRAIN);
+      if (errors.fatal() != null || shutdown.isRequested()) {
+        return true;
+      }
+      if (g.ctx.resyncReason() != null) {
+        try {
+          resync(g.ctx.resyncReason());
+        } catch (EtlException e) {
+          if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+            throw e;
           }
-          continue;
+          // the next generation finds the slot gone again and asks again
+          LOG.warn(
+              "pipeline {}: could not reset the tables yet ({})",
+              config.pipelineId(),
+              e.getMessage());
+          errors.record(e);
         }
-        switch (wanted) {
-          case ACTIVE -> {
-            lastRetainedWarning = 0;
-            if (g == null && phase != Phase.RETIRED && !leaseLost) {
-              startGeneration();
-            }
-          }
-          case PAUSED -> {
-            if (g != null) {
-              stopGeneration(StopSignal.Mode.DISCARD);
-              LOG.warn(
-                  "pipeline {}: paused; replication connections closed, slot {} kept (WAL is"
-                      + " retained)",
-                  config.pipelineId(),
-                  SlotNames.apply(config.pipelineId()));
-            }
-            setPhase(Phase.PAUSED);
-            warnRetainedWal();
-          }
-          case DRAINING -> {
-            if (g != null) {
-              Map<TableId, TableState> before = g.ctx.tables.snapshot();
-              boolean clean = stopGeneration(StopSignal.Mode.DRAIN);
-              String notCopied = notCopied(before, g.ctx.tables.snapshot());
-              if (clean && notCopied == null) {
-                LOG.warn(
-                    "pipeline {}: drain complete: everything read up to {} is durable at the"
-                        + " destination; connections released",
-                    config.pipelineId(),
-                    board.applyLsn());
-              } else {
-                LOG.warn(
-                    "pipeline {}: drain NOT complete ({}): events after {} were not all made"
-                        + " durable; set the destination active to deliver them before retiring"
-                        + " it",
-                    config.pipelineId(),
-                    notCopied != null && clean
-                        ? notCopied
-                        : lastStopProblem != null ? lastStopProblem : "see the errors above",
-                    board.applyLsn());
-              }
-            }
-            setPhase(Phase.DRAINED);
-          }
-          case RETIRED -> {
-            if (phase != Phase.RETIRED) {
-              if (g != null) {
-                stopGeneration(StopSignal.Mode.DISCARD);
-              }
-              retire();
-            }
+      }
+      g = null;
+    }
+    if (wanted == null) {
+      // the lifecycle was never read: the destination may be paused or retired
+      setPhase(Phase.STARTING);
+      return false;
+    }
+    switch (wanted) {
+      case ACTIVE -> {
+        lastRetainedWarning = 0;
+        if (g == null && phase != Phase.RETIRED && !leaseLost) {
+          startGeneration();
+        }
+      }
+      case PAUSED -> {
+        if (g != null) {
+          stopGeneration(StopSignal.Mode.DISCARD);
+          LOG.warn(
+              "pipeline {}: paused; replication connections closed, slot {} kept (WAL is"
+                  + " retained)",
+              config.pipelineId(),
+              SlotNames.apply(config.pipelineId()));
+        }
+        setPhase(Phase.PAUSED);
+        warnRetainedWal();
+      }
+      case DRAINING -> {
+        if (g != null) {
+          Map<TableId, TableState> before = g.ctx.tables.snapshot();
+          boolean clean = stopGeneration(StopSignal.Mode.DRAIN);
+          String notCopied = notCopied(before, g.ctx.tables.snapshot());
+          if (clean && notCopied == null) {
+            LOG.warn(
+                "pipeline {}: drain complete: everything read up to {} is durable at the"
+                    + " destination; connections released",
+                config.pipelineId(),
+                board.applyLsn());
+          } else {
+            LOG.warn(
+                "pipeline {}: drain NOT complete ({}): events after {} were not all made"
+                    + " durable; set the destination active to deliver them before retiring"
+                    + " it",
+                config.pipelineId(),
+                notCopied != null && clean
+                    ? notCopied
+                    : lastStopProblem != null ? lastStopProblem : "see the errors above",
+                board.applyLsn());
           }
         }
-        if (leaseLost) {
-          return false;
-        }
-        Generation running = generation;
-        if (running != null && running.apply.isAlive()) {
-          forwardRequests(running);
-          refreshPublication(running);
-        } else if (wanted != LifecycleState.RETIRED) {
-          applyRequestsWithoutWorkers();
-        }
-        sampleLag();
-        if (pause(config.lifecyclePollInterval())) {
-          return true;
+        setPhase(Phase.DRAINED);
+      }
+      case RETIRED -> {
+        if (phase != Phase.RETIRED) {
+          if (g != null) {
+            stopGeneration(StopSignal.Mode.DISCARD);
+          }
+          retire();
         }
       }
     }
+    if (leaseLost) {
+      return false;
+    }
+    Generation running = generation;
+    try {
+      if (running != null && running.apply.isAlive()) {
+        forwardRequests(running);
+        refreshPublication(running);
+      } else if (wanted != LifecycleState.RETIRED) {
+        applyRequestsWithoutWorkers();
+      }
+    } catch (EtlException e) {
+      if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+        throw e;
+      }
+      // the store or the source is away: requests wait for the next poll
+      LOG.debug("pipeline {}: requests not read: {}", config.pipelineId(), e.getMessage());
+    }
+    sampleLag();
+    return false;
   }
 
   /**
