@@ -148,8 +148,7 @@ class DuckDbDestinationTest {
             "(1,2)");
     try (Running d = closing(started(file, new Scenario.Context()))) {
       Scenario.Copy copy = Scenario.copyOf(types, List.of(copied), 10);
-      Scenario.sendBatch(d.destination, copy, 0);
-      Scenario.finish(d.destination, types);
+      Scenario.copyAll(d.destination, copy);
       List<Object> v = new ArrayList<>(copied.values());
       v.set(0, 2);
       v.set(5, PgNumeric.of(new java.math.BigDecimal("123456789012345678901234567890.123456789")));
@@ -214,8 +213,7 @@ class DuckDbDestinationTest {
                   TableRow.of(1, Scenario.num("1.50"), LocalDateTime.of(-43, 3, 15, 1, 2)),
                   TableRow.of(2, Scenario.num("2.00"), LocalDateTime.of(2024, 1, 1, 10, 0))),
               10);
-      Scenario.sendBatch(d.destination, copy, 0);
-      Scenario.finish(d.destination, prices);
+      Scenario.copyAll(d.destination, copy);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(typeOf(c, "prices", "price")).isEqualTo("DECIMAL(10,2)");
@@ -256,7 +254,7 @@ class DuckDbDestinationTest {
             .insert(t, TableRow.of(null, "no key"))
             .end();
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.finish(d.destination, t);
+      Scenario.emptyCopy(d.destination, t);
       sendEvents(d.destination, good);
       AsyncResult failed = AsyncResult.create();
       d.destination.writeEvents(StreamId.APPLY, bad, WriteDurability.MAY_DEFER, failed);
@@ -346,7 +344,7 @@ class DuckDbDestinationTest {
                 Lsn.of(0x1f10), commit2, 1, t, Scenario.full(1, "uno"), Scenario.key(1)),
             new Event.Commit(Lsn.of(0x1f20), commit2, 2, Lsn.of(0x2030), time, 0));
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.finish(d.destination, t);
+      Scenario.emptyCopy(d.destination, t);
       sendEvents(d.destination, first);
       sendEvents(d.destination, second);
       sendEvents(d.destination, first); // a replay after a restart changes nothing
@@ -364,14 +362,8 @@ class DuckDbDestinationTest {
     ReplicatedTableSchema after =
         keyed(17007, "public", "x", col("id", 23, "integer", 1, 1), col("w", 20, "bigint", 2, 0));
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.drop(d.destination, before);
-      Scenario.sendBatch(
-          d.destination, Scenario.copyOf(before, List.of(TableRow.of(1, "old")), 10), 0);
-      Scenario.finish(d.destination, before);
-      Scenario.drop(d.destination, after);
-      Scenario.sendBatch(
-          d.destination, Scenario.copyOf(after, List.of(TableRow.of(2, 20L)), 10), 0);
-      Scenario.finish(d.destination, after);
+      Scenario.copyAll(d.destination, Scenario.copyOf(before, List.of(TableRow.of(1, "old")), 10));
+      Scenario.copyAll(d.destination, Scenario.copyOf(after, List.of(TableRow.of(2, 20L)), 10));
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id, w FROM public.x")).containsExactly("2|20");
@@ -385,7 +377,7 @@ class DuckDbDestinationTest {
   void aRelationSharesTheKeyOfTheChangeAfterItAndDoesNotHideIt() throws Exception {
     Path file = dir.resolve("shared.duckdb");
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.finish(d.destination, Scenario.SHARED_V1);
+      Scenario.emptyCopy(d.destination, Scenario.SHARED_V1);
       Scenario.writeRelationsSharingKeys(d.destination);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
@@ -409,7 +401,7 @@ class DuckDbDestinationTest {
         keyed(17004, "public", "k", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
     ReplicatedTableSchema withoutId = keyed(17004, "public", "k", col("v", 25, "text", 2, 0));
     try (Running d = closing(started(dir.resolve("k.duckdb"), new Scenario.Context()))) {
-      Scenario.finish(d.destination, t);
+      Scenario.emptyCopy(d.destination, t);
       AsyncResult r = AsyncResult.create();
       d.destination.writeEvents(
           StreamId.APPLY,

@@ -170,8 +170,7 @@ class PostgresMirrorDestinationIT {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
       Scenario.Copy copy = Scenario.copyOf(types, List.of(first), 10);
-      Scenario.sendBatch(d, copy, 0);
-      Scenario.finish(d, types);
+      Scenario.copyAll(d, copy);
       sendEvents(d, new Scenario.Tx(0x9000, 1).insert(types, second).end());
     } finally {
       d.shutdown();
@@ -200,7 +199,7 @@ class PostgresMirrorDestinationIT {
   void aRelationSharesTheKeyOfTheChangeAfterItAndDoesNotHideIt(TestDatabase db) {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.finish(d, Scenario.SHARED_V1);
+      Scenario.emptyCopy(d, Scenario.SHARED_V1);
       Scenario.writeRelationsSharingKeys(d);
     } finally {
       d.shutdown();
@@ -245,8 +244,7 @@ class PostgresMirrorDestinationIT {
             .end();
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.sendBatch(d, Scenario.copyOf(t, before, 10), 0);
-      Scenario.finish(d, t);
+      Scenario.copyAll(d, Scenario.copyOf(t, before, 10));
       sendEvents(d, batch);
       sendEvents(d, batch); // a replay changes nothing
     } finally {
@@ -270,11 +268,11 @@ class PostgresMirrorDestinationIT {
     PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 8);
     d.startup(new Scenario.Context());
     try {
-      Scenario.drop(d, t);
+      Scenario.drop(d, copy);
       Scenario.copyConcurrently(d, 8, List.of(copy), new int[][] {Scenario.range(0, 16)});
       // a partition that never saw its answer sends its batch again
       Scenario.sendBatch(d, copy, 3);
-      Scenario.finish(d, t);
+      Scenario.finish(d, copy, 16);
     } finally {
       d.shutdown();
     }
@@ -295,8 +293,7 @@ class PostgresMirrorDestinationIT {
     TableRow same = TableRow.of("a", "{ \"x\" : 1 }", true);
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.sendBatch(d, Scenario.copyOf(log, List.of(same, same, same), 10), 0);
-      Scenario.finish(d, log);
+      Scenario.copyAll(d, Scenario.copyOf(log, List.of(same, same, same), 10));
       sendEvents(
           d,
           new Scenario.Tx(0x1000, 1)
@@ -323,7 +320,7 @@ class PostgresMirrorDestinationIT {
             .end();
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.finish(d, t);
+      Scenario.emptyCopy(d, t);
       sendEvents(d, good);
       AsyncResult failed = AsyncResult.create();
       d.writeEvents(StreamId.APPLY, bad, WriteDurability.MAY_DEFER, failed);
@@ -356,9 +353,10 @@ class PostgresMirrorDestinationIT {
         keyed(18006, "mine", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.drop(d, t);
+      Scenario.Copy copy = Scenario.copyOf(t, List.of(TableRow.of(2, "x")), 10);
+      Scenario.drop(d, copy);
       AsyncResult r = AsyncResult.create();
-      d.writeTableRows(t, Scenario.copyOf(t, List.of(TableRow.of(2, "x")), 10).batch(0), r);
+      d.writeTableRows(t, copy.batch(0), r);
       Outcome o = await(r);
       assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
       assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);

@@ -176,7 +176,7 @@ class StdoutJsonDestinationTest {
     StdoutJsonDestination d = new StdoutJsonDestination(out);
     UUID attempt = UUID.fromString("00000000-0000-0000-0000-00000000000a");
     AsyncResult dropped = AsyncResult.create();
-    d.dropTableForCopy(T, UUID.randomUUID(), dropped);
+    d.dropTableForCopy(T, attempt, dropped);
     AsyncResult batch = AsyncResult.create();
     d.writeTableRows(
         T,
@@ -185,7 +185,7 @@ class StdoutJsonDestinationTest {
             List.of(TableRow.of(1, "a", null), TableRow.of(2, "b", PgNumeric.NAN))),
         batch);
     AsyncResult finish = AsyncResult.create();
-    d.writeTableRows(T, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), finish);
+    d.writeTableRows(T, new TableCopyWrite.Finish(attempt, 1, 2), finish);
     assertDurable(dropped);
     assertDurable(batch);
     assertDurable(finish);
@@ -197,7 +197,9 @@ class StdoutJsonDestinationTest {
         .isEqualTo(
             "{\"kind\":\"drop_table_for_copy\","
                 + t
-                + "}\n"
+                + ",\"attempt\":\""
+                + attempt
+                + "\"}\n"
                 + "{\"kind\":\"copy\","
                 + t
                 + b
@@ -208,7 +210,9 @@ class StdoutJsonDestinationTest {
                 + ",\"batch_row\":1,\"row\":{\"id\":2,\"doc\":\"b\",\"price\":\"NaN\"}}\n"
                 + "{\"kind\":\"copy_finished\","
                 + t
-                + "}\n");
+                + ",\"attempt\":\""
+                + attempt
+                + "\",\"batches\":1,\"rows\":2}\n");
   }
 
   @Test
