@@ -13,9 +13,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -35,6 +37,8 @@ import org.pgetl.model.TableName;
  *                      applied_through = the greatest event sequence key applied
  * _pgetl.columns       one row per column: the source attnum it mirrors, its name and types
  * _pgetl.copy_batches  the copy batch ids stored by the current copy attempt
+ * _pgetl.copy_attempts one row per source table: its current copy attempt (the one the last
+ *                      dropTableForCopy named), and once its Finish came, its batch and row counts
  * _pgetl.messages      the user logical messages received, keyed by sequence key
  * </pre>
  *
@@ -69,6 +73,7 @@ final class DuckDbCatalog {
 
   /** One destination table and its bookkeeping. */
   static final class Table {
+    final String database;
     final TableId id;
     final String schema;
     final String name;
@@ -77,14 +82,23 @@ final class DuckDbCatalog {
     EventSequenceKey appliedThrough;
     ReplicatedTableSchema lastSchema; // memory only: skips the column diff for a known schema
 
-    Table(TableId id, String schema, String name) {
+    Table(String database, TableId id, String schema, String name) {
+      this.database = database;
       this.id = id;
       this.schema = schema;
       this.name = name;
     }
 
-    /** Returns the quoted, qualified DuckDB name. */
+    /**
+     * Returns the quoted name qualified by the database too: {@code "shop"."orders"} alone would be
+     * ambiguous in a file named {@code shop.duckdb}, whose catalog is also called {@code shop}.
+     */
     String quotedName() {
+      return TableName.quoteIdentifier(database) + "." + displayName();
+    }
+
+    /** Returns the quoted {@code "schema"."table"}, for metadata and messages. */
+    String displayName() {
       return TableName.quoteIdentifier(schema) + "." + TableName.quoteIdentifier(name);
     }
 
@@ -104,12 +118,19 @@ final class DuckDbCatalog {
   }
 
   private final Connection conn;
+  private final String database;
   private final Map<TableId, Table> tables = new HashMap<>();
+  private final Map<TableId, UUID> attempts = new HashMap<>();
   private final Set<TableId> changed = new HashSet<>();
   private long ddlVersion;
 
-  DuckDbCatalog(Connection conn) {
+  DuckDbCatalog(Connection conn) throws SQLException {
     this.conn = conn;
+    try (Statement s = conn.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_database()")) {
+      rs.next();
+      this.database = rs.getString(1);
+    }
   }
 
   /** Creates the bookkeeping tables when the file is new. */
@@ -129,6 +150,10 @@ final class DuckDbCatalog {
         "CREATE TABLE IF NOT EXISTS _pgetl.copy_batches (table_oid BIGINT, attempt_id UUID,"
             + " sequence BIGINT, PRIMARY KEY (table_oid, attempt_id, sequence))");
     exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.copy_attempts (table_oid BIGINT NOT NULL,"
+            + " attempt_id UUID NOT NULL, finished BOOLEAN NOT NULL, batch_count BIGINT,"
+            + " row_count BIGINT)");
+    exec(
         "CREATE TABLE IF NOT EXISTS _pgetl.messages (sequence_key VARCHAR PRIMARY KEY,"
             + " commit_lsn VARCHAR NOT NULL, start_lsn VARCHAR NOT NULL,"
             + " transactional BOOLEAN NOT NULL, prefix VARCHAR NOT NULL, content BLOB NOT NULL)");
@@ -137,15 +162,22 @@ final class DuckDbCatalog {
   /** (Re)reads every table from the bookkeeping tables, dropping what memory held. */
   void load() throws SQLException {
     tables.clear();
+    attempts.clear();
     changed.clear();
     ddlVersion++;
+    try (Statement s = conn.createStatement();
+        ResultSet rs = s.executeQuery("SELECT table_oid, attempt_id FROM _pgetl.copy_attempts")) {
+      while (rs.next()) {
+        attempts.put(new TableId(rs.getLong(1)), rs.getObject(2, UUID.class));
+      }
+    }
     try (Statement s = conn.createStatement();
         ResultSet rs =
             s.executeQuery(
                 "SELECT table_oid, duckdb_schema, duckdb_table, schema_snapshot_lsn,"
                     + " applied_through FROM _pgetl.tables")) {
       while (rs.next()) {
-        Table t = new Table(new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
+        Table t = new Table(database, new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
         t.schemaSnapshotLsn = Lsn.parse(rs.getString(4));
         t.appliedThrough = parseKey(rs.getString(5));
         tables.put(t.id, t);
@@ -221,7 +253,7 @@ final class DuckDbCatalog {
 
   private Table create(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
-    Table t = new Table(schema.id(), schema.name().schema(), schema.name().name());
+    Table t = new Table(database, schema.id(), schema.name().schema(), schema.name().name());
     t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
     List<String> defs = new ArrayList<>();
     List<String> keys = new ArrayList<>();
@@ -237,7 +269,11 @@ final class DuckDbCatalog {
     if (!keys.isEmpty()) {
       defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
     }
-    exec("CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(t.schema));
+    exec(
+        "CREATE SCHEMA IF NOT EXISTS "
+            + TableName.quoteIdentifier(database)
+            + "."
+            + TableName.quoteIdentifier(t.schema));
     exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
     update(
         "INSERT INTO _pgetl.tables VALUES (?, ?, ?, ?, ?, NULL)",
@@ -436,7 +472,11 @@ final class DuckDbCatalog {
         forget(t.id);
       }
     }
-    exec("DROP TABLE IF EXISTS " + (t != null ? t.quotedName() : name.quoted()));
+    exec(
+        "DROP TABLE IF EXISTS "
+            + (t != null
+                ? t.quotedName()
+                : TableName.quoteIdentifier(database) + "." + name.quoted()));
     forget(id);
   }
 
@@ -457,6 +497,59 @@ final class DuckDbCatalog {
         "UPDATE _pgetl.tables SET applied_through = ? WHERE table_oid = ?",
         t.appliedThrough.toString(),
         t.id.oid());
+  }
+
+  /**
+   * Makes {@code attempt} the table's current copy attempt, in the transaction of the drop.
+   *
+   * @param id the source table
+   * @param attempt the attempt the drop names
+   * @throws SQLException when the bookkeeping fails
+   */
+  void startAttempt(TableId id, UUID attempt) throws SQLException {
+    update("DELETE FROM _pgetl.copy_attempts WHERE table_oid = ?", id.oid());
+    update("INSERT INTO _pgetl.copy_attempts VALUES (?, ?, false, NULL, NULL)", id.oid(), attempt);
+    attempts.put(id, attempt);
+  }
+
+  /**
+   * Returns the table's current copy attempt.
+   *
+   * @param id the source table
+   * @return the attempt the last drop named, or null when no drop was recorded
+   */
+  UUID currentAttempt(TableId id) {
+    return attempts.get(id);
+  }
+
+  /**
+   * Marks the current copy attempt of a table complete, after checking that every batch the {@code
+   * Finish} counts was stored.
+   *
+   * @param id the source table
+   * @param finish the barrier of the current attempt
+   * @return the number of batches of the attempt stored
+   * @throws SQLException when the bookkeeping fails
+   */
+  long finishAttempt(TableId id, TableCopyWrite.Finish finish) throws SQLException {
+    long stored;
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM _pgetl.copy_batches WHERE table_oid = ? AND attempt_id = ?")) {
+      ps.setLong(1, id.oid());
+      ps.setObject(2, finish.attemptId());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        stored = rs.getLong(1);
+      }
+    }
+    update(
+        "UPDATE _pgetl.copy_attempts SET finished = true, batch_count = ?, row_count = ?"
+            + " WHERE table_oid = ?",
+        finish.batches(),
+        finish.rows(),
+        id.oid());
+    return stored;
   }
 
   /** Returns true when this copy batch was stored already. */
@@ -525,7 +618,7 @@ final class DuckDbCatalog {
   }
 
   private static DestinationTableMetadata metadata(Table t, boolean applied) {
-    return new DestinationTableMetadata(t.quotedName(), t.schemaSnapshotLsn, applied);
+    return new DestinationTableMetadata(t.displayName(), t.schemaSnapshotLsn, applied);
   }
 
   // --- helpers

@@ -418,6 +418,64 @@ class DuckDbDestinationTest {
   // --- helpers
 
   /** Shuts the destination down at the end of a try block. */
+  /**
+   * Regression: in a file named like a source schema ({@code shop.duckdb} and schema {@code shop})
+   * every statement on {@code "shop"."orders"} failed: DuckDB names the file's catalog {@code shop}
+   * too, and the unqualified name was ambiguous.
+   */
+  @Test
+  void aSchemaNamedLikeTheFileIsCopiedAndStreamed() throws Exception {
+    Path file = dir.resolve("shop.duckdb");
+    ReplicatedTableSchema orders =
+        keyed(17010, "shop", "orders", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, Scenario.copyOf(orders, List.of(TableRow.of(1, "a")), 10));
+      sendEvents(
+          d.destination, new Scenario.Tx(0x1000, 1).insert(orders, TableRow.of(2, "b")).end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v FROM shop.shop.orders ORDER BY id"))
+          .containsExactly("1|a", "2|b");
+    }
+  }
+
+  /**
+   * A copy attempt is complete only when every batch its Finish counts is stored: the attempt is
+   * marked finished with its counts, and a Finish that counts a batch the file does not hold fails.
+   */
+  @Test
+  void aFinishMarksItsAttemptCompleteOnlyWhenEveryBatchIsStored() throws Exception {
+    Path file = dir.resolve("finish.duckdb");
+    ReplicatedTableSchema t =
+        keyed(17011, "public", "f", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Scenario.Copy copy =
+        Scenario.copyOf(
+            t, List.of(TableRow.of(1, "a"), TableRow.of(2, "b"), TableRow.of(3, "c")), 1);
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, copy);
+      Scenario.drop(d.destination, copy.table(), copy.attempt());
+      Scenario.sendBatch(d.destination, copy, 0);
+      AsyncResult r = AsyncResult.create();
+      d.destination.writeTableRows(
+          t, new org.pgetl.destination.TableCopyWrite.Finish(copy.attempt(), 3, 3), r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_ERROR);
+      assertThat(o.error().getMessage()).contains("ends with 3 batches").contains("stored 1");
+      Scenario.sendBatch(d.destination, copy, 1);
+      Scenario.sendBatch(d.destination, copy, 2);
+      Scenario.finish(d.destination, copy, 3);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(
+              query(
+                  c,
+                  "SELECT attempt_id, finished, batch_count, row_count FROM _pgetl.copy_attempts"))
+          .containsExactly(copy.attempt() + "|true|3|3");
+      assertThat(query(c, "SELECT count(*) FROM public.f")).containsExactly("3");
+    }
+  }
+
   private record Running(DuckDbDestination destination) implements AutoCloseable {
     @Override
     public void close() {
