@@ -12,10 +12,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -38,6 +40,9 @@ import org.pgetl.model.TableName;
  * _pgetl.mirror_columns       one row per column: the source attnum it mirrors, its name, the
  *                             source type and the target type, its position in the key
  * _pgetl.mirror_copy_batches  the copy batch ids stored by the current copy attempt
+ * _pgetl.mirror_copy_attempts one row per source table: its current copy attempt (the one the
+ *                             last dropTableForCopy named), and once its Finish came, its batch
+ *                             and row counts
  * _pgetl.mirror_messages      the user logical messages received, keyed by sequence key
  * </pre>
  *
@@ -202,6 +207,11 @@ final class MirrorCatalog {
         "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_batches (pipeline_id text,"
             + " table_oid bigint, attempt_id uuid, sequence bigint,"
             + " PRIMARY KEY (pipeline_id, table_oid, attempt_id, sequence))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_attempts (pipeline_id text,"
+            + " table_oid bigint, attempt_id uuid NOT NULL, finished boolean NOT NULL,"
+            + " batch_count bigint, row_count bigint, PRIMARY KEY (pipeline_id, table_oid))");
     exec(
         conn,
         "CREATE TABLE IF NOT EXISTS _pgetl.mirror_messages (pipeline_id text, sequence_key text,"
@@ -571,6 +581,93 @@ final class MirrorCatalog {
           pipelineId,
           id.oid());
     }
+  }
+
+  // --- copy attempts
+
+  /**
+   * Makes {@code attempt} the table's current copy attempt. Call first in the drop's transaction:
+   * the row lock it takes waits for the copy batches of the table that are being written (they hold
+   * the row {@code FOR SHARE}, see {@link #lockAttempt}), and makes the batches that come later see
+   * the new attempt.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param attempt the attempt the drop names
+   * @throws SQLException when the bookkeeping fails
+   */
+  void startAttempt(Connection conn, TableId id, UUID attempt) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_copy_attempts VALUES (?, ?, ?, false, NULL, NULL)"
+                + " ON CONFLICT (pipeline_id, table_oid) DO UPDATE SET attempt_id ="
+                + " EXCLUDED.attempt_id, finished = false, batch_count = NULL, row_count = NULL")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, attempt);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Returns the table's current copy attempt and keeps it from changing until the transaction ends:
+   * a drop for a new attempt waits until a batch of the old one is committed, and a batch that
+   * comes after the drop's commit sees the new attempt.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param forUpdate true to lock the row exclusively (for the {@code Finish} that updates it)
+   * @return the attempt the last drop named, or null when no drop was recorded
+   * @throws SQLException when the query fails
+   */
+  UUID lockAttempt(Connection conn, TableId id, boolean forUpdate) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT attempt_id FROM _pgetl.mirror_copy_attempts WHERE pipeline_id = ?"
+                + " AND table_oid = ? FOR "
+                + (forUpdate ? "UPDATE" : "SHARE"))) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getObject(1, UUID.class) : null;
+      }
+    }
+  }
+
+  /**
+   * Marks the current copy attempt of a table finished with the counts of its {@code Finish}, and
+   * returns how many batches of it were stored.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param finish the barrier of the current attempt
+   * @return the number of batches of the attempt stored
+   * @throws SQLException when the bookkeeping fails
+   */
+  long finishAttempt(Connection conn, TableId id, TableCopyWrite.Finish finish)
+      throws SQLException {
+    long stored;
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM _pgetl.mirror_copy_batches WHERE pipeline_id = ?"
+                + " AND table_oid = ? AND attempt_id = ?")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, finish.attemptId());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        stored = rs.getLong(1);
+      }
+    }
+    update(
+        conn,
+        "UPDATE _pgetl.mirror_copy_attempts SET finished = true, batch_count = ?, row_count = ?"
+            + " WHERE pipeline_id = ? AND table_oid = ?",
+        finish.batches(),
+        finish.rows(),
+        pipelineId,
+        id.oid());
+    return stored;
   }
 
   // --- idempotency bookkeeping

@@ -57,17 +57,24 @@ import org.slf4j.LoggerFactory;
  * that commits the rows together with the bookkeeping that says they are there.
  *
  * <ul>
- *   <li>Copy: {@code _pgetl.mirror_copy_batches} holds the id of every batch the current copy
- *       attempt stored; the transaction first inserts the batch id ({@code ON CONFLICT DO NOTHING})
- *       and skips the rows when the id was there. Rows go in with {@code COPY ... FROM STDIN}.
+ *   <li>Copy: {@code _pgetl.mirror_copy_attempts} holds each table's current copy attempt, written
+ *       first in the transaction of the drop that names it. A batch's transaction reads it {@code
+ *       FOR SHARE} (so a drop for a new attempt waits until the batch commits, and a batch that
+ *       comes after the drop sees the new attempt) and skips a batch of another attempt — a late
+ *       batch of an abandoned attempt — answering it {@code durable()}. {@code
+ *       _pgetl.mirror_copy_batches} holds the id of every batch the current copy attempt stored;
+ *       the transaction inserts the batch id ({@code ON CONFLICT DO NOTHING}) and skips the rows
+ *       when the id was there. Rows go in with {@code COPY ... FROM STDIN}. The {@code Finish} of
+ *       the current attempt checks that every batch it counts is stored and marks the attempt
+ *       finished with its counts; a {@code Finish} of another attempt changes nothing.
  *   <li>Events: {@code _pgetl.mirror_tables} holds, per table, the greatest {@link
  *       EventSequenceKey} applied. The engine keeps each table's events in order, so an event at or
  *       below it was applied before a restart and is skipped. A {@code Relation} event shares the
  *       key of the change it precedes: it is applied when that change is new, and does not move the
  *       key itself. Inserts and full updates are upserts by key; a {@code Partial} update sets only
  *       the columns it carries, so the unchanged TOAST columns keep their current values.
- *   <li>{@link #dropTableForCopy}: drops the table and forgets its batch ids and applied key, so
- *       the new copy attempt starts clean.
+ *   <li>{@link #dropTableForCopy}: records the new attempt, drops the table and forgets its batch
+ *       ids and applied key, so the new copy attempt starts clean.
  * </ul>
  *
  * <h2>Threads, connections and answers</h2>
@@ -83,11 +90,11 @@ import org.slf4j.LoggerFactory;
  * and replaced by the next write.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
- * merely "accepted"), or {@code fail(EtlException)} with a {@code DESTINATION_*} kind chosen from
- * the SQLSTATE, which the detail carries, after a rollback. Error details never carry row values:
- * quoted parts of the server's message are masked. {@link #shutdown()} lets running writes commit,
- * answers the writes still queued with {@code shutdown()} (they are delivered again at the next
- * start), then closes the connections.
+ * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a
+ * {@code DESTINATION_*} kind chosen from the SQLSTATE, which the detail carries, after a rollback.
+ * Error details never carry row values: quoted parts of the server's message are masked. {@link
+ * #shutdown()} lets running writes commit, answers the writes still queued with {@code shutdown()}
+ * (they are delivered again at the next start), then closes the connections.
  *
  * <h2>Throughput</h2>
  *
@@ -185,23 +192,31 @@ public final class PostgresMirrorDestination implements Destination {
   }
 
   /**
-   * Drops the table and its bookkeeping (batch ids, applied sequence key), in one transaction.
+   * Records {@code attemptId} as the table's current copy attempt, and drops the table and its
+   * bookkeeping (batch ids, applied sequence key), in one transaction.
    *
    * @param table the table to drop
+   * @param attemptId the copy attempt that follows
    * @param result answered {@code durable()} after the commit
    */
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+    Objects.requireNonNull(attemptId, "attemptId");
     submit(
         copies,
         result,
         "drop table " + table.name() + " for a new copy",
-        (conn, staged) -> catalog.drop(conn, staged, table.id(), table.name()));
+        (conn, staged) -> {
+          catalog.startAttempt(conn, table.id(), attemptId); // first: it waits for batches
+          catalog.drop(conn, staged, table.id(), table.name());
+        });
   }
 
   /**
-   * Stores a copy batch (skipped when its id was stored before), or answers the {@code Finish}
-   * barrier, creating the table if the copy had no rows.
+   * Stores a copy batch (skipped when its id was stored before, or when it belongs to an attempt
+   * that a later drop abandoned), or ends the current attempt at its {@code Finish} barrier:
+   * creates the table if the copy had no rows, checks that every batch it counts is stored, and
+   * marks the attempt finished.
    *
    * @param table the table's schema
    * @param write the batch or the barrier
@@ -217,11 +232,12 @@ public final class PostgresMirrorDestination implements Destination {
           "copy batch " + batch.id() + " of table " + table.name(),
           (conn, staged) -> copyBatch(conn, staged, table, batch));
     } else {
+      TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
       submit(
           copies,
           result,
           "finish the copy of table " + table.name(),
-          (conn, staged) -> catalog.ensure(conn, staged, table));
+          (conn, staged) -> finish(conn, staged, table, finish));
     }
   }
 
@@ -273,12 +289,56 @@ public final class PostgresMirrorDestination implements Destination {
   private void copyBatch(
       Connection conn, Staged staged, ReplicatedTableSchema schema, TableCopyWrite.Batch batch)
       throws SQLException {
+    UUID current = catalog.lockAttempt(conn, schema.id(), false);
+    if (current != null && !current.equals(batch.id().attemptId())) {
+      log.debug(
+          "copy batch {} of table {} belongs to an abandoned attempt (the current one is {}):"
+              + " skipped",
+          batch.id(),
+          schema.name(),
+          current);
+      return;
+    }
     if (!catalog.recordCopyBatch(conn, schema.id(), batch.id())) {
       log.debug("copy batch {} of table {} was stored before: skipped", batch.id(), schema.name());
       return;
     }
     Table t = catalog.ensure(conn, staged, schema);
     MirrorRows.copy(conn, t, schema, batch.rows());
+  }
+
+  private void finish(
+      Connection conn, Staged staged, ReplicatedTableSchema schema, TableCopyWrite.Finish finish)
+      throws SQLException {
+    UUID current = catalog.lockAttempt(conn, schema.id(), true);
+    if (current != null && !current.equals(finish.attemptId())) {
+      log.debug(
+          "copy Finish of table {} ends abandoned attempt {} (the current one is {}): ignored",
+          schema.name(),
+          finish.attemptId(),
+          current);
+      return;
+    }
+    catalog.ensure(conn, staged, schema);
+    if (current == null) {
+      return; // no drop recorded (a mirror written before attempts were kept): nothing to check
+    }
+    long stored = catalog.finishAttempt(conn, schema.id(), finish);
+    if (stored != finish.batches()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR,
+          "the copy of table "
+              + schema.name()
+              + " (attempt "
+              + finish.attemptId()
+              + ") ends with "
+              + finish.batches()
+              + " batches, but the mirror in "
+              + target.describe()
+              + " stored "
+              + stored,
+          "a batch that the engine counts is not in the mirror");
+    }
   }
 
   private void applyEvents(Connection conn, Staged staged, List<Event> events) throws SQLException {

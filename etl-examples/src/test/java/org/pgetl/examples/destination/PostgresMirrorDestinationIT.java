@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
 import org.pgetl.destination.StreamId;
+import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
@@ -365,6 +366,65 @@ class PostgresMirrorDestinationIT {
       d.shutdown();
     }
     assertThat(db.queryRows("SELECT id, v FROM mine.t")).containsExactly(List.of("1", "precious"));
+  }
+
+  /**
+   * A late batch of an abandoned attempt that is still being written when the next attempt's drop
+   * comes (the copy threads run concurrently) is either dropped with the old attempt or skipped:
+   * the mirror ends with the new attempt's rows only, and the attempt marked finished.
+   */
+  @Test
+  void aLateBatchRacingTheNextDropIsNotApplied(TestDatabase db) throws Exception {
+    ReplicatedTableSchema t =
+        keyed(18010, "late", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Scenario.Copy abandoned =
+        Scenario.copyOf(t, Scenario.rows(0, 20_000, i -> TableRow.of(i, "old " + i)), 10_000);
+    Scenario.Copy current =
+        Scenario.copyOf(t, Scenario.rows(0, 10, i -> TableRow.of(i, "new " + i)), 10);
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 4);
+    d.startup(new Scenario.Context());
+    try {
+      Scenario.drop(d, abandoned);
+      Scenario.sendBatch(d, abandoned, 0);
+      AsyncResult late = AsyncResult.create();
+      d.writeTableRows(t, abandoned.batch(1), late); // still running when the drop comes
+      Scenario.copyAll(d, current);
+      assertThat(await(late).kind()).isEqualTo(Outcome.Kind.DURABLE);
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT count(*), min(v), max(v) FROM late.t"))
+        .containsExactly(List.of("10", "new 0", "new 9"));
+    assertThat(
+            db.queryRows(
+                "SELECT attempt_id::text, finished, batch_count, row_count"
+                    + " FROM _pgetl.mirror_copy_attempts WHERE table_oid = 18010"))
+        .containsExactly(List.of(current.attempt().toString(), "t", "1", "10"));
+  }
+
+  /** A Finish that counts a batch the mirror does not hold fails instead of ending the copy. */
+  @Test
+  void aFinishThatCountsAMissingBatchFails(TestDatabase db) {
+    ReplicatedTableSchema t =
+        keyed(18011, "fin", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Scenario.Copy copy = Scenario.copyOf(t, List.of(TableRow.of(1, "a"), TableRow.of(2, "b")), 1);
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.drop(d, copy);
+      Scenario.sendBatch(d, copy, 0);
+      AsyncResult r = AsyncResult.create();
+      d.writeTableRows(t, new TableCopyWrite.Finish(copy.attempt(), 2, 2), r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_ERROR);
+      assertThat(o.error().getMessage()).contains("ends with 2 batches").contains("stored 1");
+    } finally {
+      d.shutdown();
+    }
+    assertThat(
+            db.queryString(
+                "SELECT finished FROM _pgetl.mirror_copy_attempts WHERE table_oid = 18011"))
+        .isEqualTo("f");
   }
 
   @Test
