@@ -77,14 +77,15 @@ import org.slf4j.LoggerFactory;
  * <h2>Threads and answers</h2>
  *
  * DuckDB allows one writer, so every call is queued to one writer thread ({@code
- * pgetl-duckdb-<pipeline>}) that owns the connection; the methods return at once. The thread
- * answers {@code durable()} after the transaction commits (a write is never left merely
- * "accepted"), and {@code fail(EtlException)} with a {@code DESTINATION_*} kind when it rolls back.
- * An empty {@code REQUIRE_DURABLE} barrier is answered once the writes queued before it are
- * committed. Since every answer is {@code durable()}, nothing is deferred and nothing is kept per
- * {@code StreamId}. {@link #shutdown()} lets the running write commit, answers the writes still
- * queued with {@code shutdown()} (they are delivered again at the next start), then closes the
- * connection.
+ * pgetl-duckdb-<pipeline>}) that owns the connection; the methods return at once. Creating schemas
+ * and tables is serialized with everything else, so tables copied at once never race to create
+ * their schema. The thread answers {@code durable()} after the transaction commits (a write is
+ * never left merely "accepted"), and {@code fail(EtlException)} with a {@code DESTINATION_*} kind
+ * when it rolls back. An empty {@code REQUIRE_DURABLE} barrier is answered once the writes queued
+ * before it are committed. Since every answer is {@code durable()}, nothing is deferred and nothing
+ * is kept per {@code StreamId}. {@link #shutdown()} lets the running write commit, answers the
+ * writes still queued with {@code shutdown()} (they are delivered again at the next start), then
+ * closes the connection.
  *
  * <p>Every table is named with the file's catalog ({@code "shop"."public"."orders"} in {@code
  * shop.duckdb}): a source schema named like the file would otherwise be ambiguous.

@@ -329,7 +329,7 @@ final class MirrorCatalog {
             columns,
             snapshotLsn(schema),
             null);
-    exec(conn, "CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(t.schema()));
+    createSchema(conn, t.schema());
     exec(conn, "CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
     update(
         conn,
@@ -360,6 +360,36 @@ final class MirrorCatalog {
         tables.remove(old.id());
       }
     }
+  }
+
+  /**
+   * Creates a target schema unless it exists, safely while other transactions create it too: the
+   * first batches of several tables of a new schema are written at once, each in its own
+   * transaction, and {@code CREATE SCHEMA IF NOT EXISTS} does not see a schema that another
+   * transaction created but did not commit yet. It waits for that transaction, then fails with a
+   * duplicate key in {@code pg_namespace} (23505) or {@code duplicate_schema} (42P06) once it
+   * commits; the schema exists then, and only the statement is rolled back (to a savepoint).
+   */
+  static void createSchema(Connection conn, String schema) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+      ps.setString(1, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return;
+        }
+      }
+    }
+    exec(conn, "SAVEPOINT pgetl_create_schema");
+    try {
+      exec(conn, "CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(schema));
+    } catch (SQLException e) {
+      if (!"23505".equals(e.getSQLState()) && !"42P06".equals(e.getSQLState())) {
+        throw e;
+      }
+      exec(conn, "ROLLBACK TO SAVEPOINT pgetl_create_schema"); // created by the other transaction
+    }
+    exec(conn, "RELEASE SAVEPOINT pgetl_create_schema");
   }
 
   private Column columnFor(Connection conn, ColumnSchema cs, int keyOrdinal) throws SQLException {

@@ -85,9 +85,11 @@ import org.slf4j.LoggerFactory;
  * {@code Finish} barriers and drops go to a pool of {@code copyConnections} threads ({@code
  * pgetl-pgmirror-copy-<pipeline>-<n>}) that run concurrently: two partitions of one table insert
  * disjoint rows, so they never wait for each other's row locks, and creating a table runs under a
- * transaction-scoped advisory lock, so the first batches of two partitions create it once. Each
- * thread borrows a connection from a pool of at most one per thread; a broken connection is closed
- * and replaced by the next write.
+ * transaction-scoped advisory lock, so the first batches of two partitions create it once. The
+ * first batches of several tables of a new schema create the schema at once: the one that loses the
+ * race waits for the winner's commit and goes on with the schema it created (see {@link
+ * MirrorCatalog#createSchema}). Each thread borrows a connection from a pool of at most one per
+ * thread; a broken connection is closed and replaced by the next write.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
  * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a

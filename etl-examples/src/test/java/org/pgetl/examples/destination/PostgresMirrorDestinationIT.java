@@ -19,11 +19,16 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -279,6 +284,64 @@ class PostgresMirrorDestinationIT {
     }
     assertThat(db.queryLong("SELECT count(*) FROM par.t")).isEqualTo(400);
     assertThat(db.queryLong("SELECT count(DISTINCT id) FROM par.t")).isEqualTo(400);
+  }
+
+  /**
+   * Regression (issue #9 item 11): the first batches of several tables of a schema the target does
+   * not have yet, written at once, each created the schema; all but one failed with a duplicate key
+   * in {@code pg_namespace} (23505) and their tables stayed errored.
+   */
+  @Test
+  void firstBatchesOfSeveralTablesOfANewSchemaAllCreateTheirTables(TestDatabase db)
+      throws Exception {
+    int tables = 6;
+    List<Scenario.Copy> copies = new ArrayList<>();
+    for (int i = 0; i < tables; i++) {
+      ReplicatedTableSchema t =
+          keyed(
+              18100 + i,
+              "fresh",
+              "t" + i,
+              col("id", 23, "integer", 1, 1),
+              col("v", 25, "text", 2, 0));
+      copies.add(
+          Scenario.copyOf(t, Scenario.rows(0, 20_000, n -> TableRow.of(n, "v" + n)), 20_000));
+    }
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), tables);
+    d.startup(new Scenario.Context());
+    ExecutorService pool = Executors.newFixedThreadPool(tables);
+    try {
+      for (Scenario.Copy c : copies) {
+        Scenario.drop(d, c);
+      }
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<Outcome>> answers = new ArrayList<>();
+      for (Scenario.Copy c : copies) {
+        answers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  AsyncResult r = AsyncResult.create();
+                  d.writeTableRows(c.table(), c.batch(0), r);
+                  return await(r);
+                }));
+      }
+      start.countDown();
+      for (Future<Outcome> a : answers) {
+        assertThat(a.get(2, TimeUnit.MINUTES)).isEqualTo(Outcome.DURABLE);
+      }
+      for (Scenario.Copy c : copies) {
+        Scenario.finish(d, c, 1);
+      }
+    } finally {
+      pool.shutdownNow();
+      d.shutdown();
+    }
+    for (int i = 0; i < tables; i++) {
+      assertThat(db.queryLong("SELECT count(*) FROM fresh.t" + i))
+          .as("fresh.t%d", i)
+          .isEqualTo(20_000);
+    }
   }
 
   @Test
