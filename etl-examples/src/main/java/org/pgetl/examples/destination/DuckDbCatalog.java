@@ -27,6 +27,8 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What {@link DuckDbDestination} knows about the tables in its DuckDB file, kept in the file itself
@@ -51,6 +53,8 @@ import org.pgetl.model.TableName;
  * rollback, {@link #load()} reads the committed state back.
  */
 final class DuckDbCatalog {
+  private static final Logger log = LoggerFactory.getLogger(DuckDbCatalog.class);
+
   /** The schema of the bookkeeping tables. A source schema of this name is not supported. */
   static final String META_SCHEMA = "_pgetl";
 
@@ -75,8 +79,9 @@ final class DuckDbCatalog {
   static final class Table {
     final String database;
     final TableId id;
-    final String schema;
-    final String name;
+    String schema; // the DuckDB name: the source's, unless parked (see claimName)
+    String name;
+    String sourceName; // the source table's name in the newest schema applied
     final Map<Integer, Column> columns = new LinkedHashMap<>();
     Lsn schemaSnapshotLsn;
     EventSequenceKey appliedThrough;
@@ -95,6 +100,11 @@ final class DuckDbCatalog {
      */
     String quotedName() {
       return TableName.quoteIdentifier(database) + "." + displayName();
+    }
+
+    /** Returns true when the DuckDB table is named {@code n}. */
+    boolean named(TableName n) {
+      return schema.equals(n.schema()) && name.equals(n.name());
     }
 
     /** Returns the quoted {@code "schema"."table"}, for metadata and messages. */
@@ -175,11 +185,12 @@ final class DuckDbCatalog {
         ResultSet rs =
             s.executeQuery(
                 "SELECT table_oid, duckdb_schema, duckdb_table, schema_snapshot_lsn,"
-                    + " applied_through FROM _pgetl.tables")) {
+                    + " applied_through, source_name FROM _pgetl.tables")) {
       while (rs.next()) {
         Table t = new Table(database, new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
         t.schemaSnapshotLsn = Lsn.parse(rs.getString(4));
         t.appliedThrough = parseKey(rs.getString(5));
+        t.sourceName = rs.getString(6);
         tables.put(t.id, t);
       }
     }
@@ -221,15 +232,6 @@ final class DuckDbCatalog {
   }
 
   /**
-   * Returns the destination table of a source table, creating it or bringing its columns in line
-   * with {@code schema} first.
-   *
-   * @param schema the source table's schema from this point of the stream on
-   * @param store where the table's metadata is announced
-   * @return the table
-   * @throws SQLException when DDL fails
-   */
-  /**
    * Returns true when the table exists and already follows {@code schema}, so that {@link #ensure}
    * would change nothing.
    */
@@ -238,6 +240,17 @@ final class DuckDbCatalog {
     return t != null && (schema == t.lastSchema || schema.equals(t.lastSchema));
   }
 
+  /**
+   * Returns the destination table of a source table, creating it, renaming it, or bringing its
+   * columns in line with {@code schema} first. Tables follow the source table's oid: a table
+   * renamed in the source (or moved to another schema) is renamed in DuckDB, and a name another
+   * table holds is taken over (see {@link #claimName}).
+   *
+   * @param schema the source table's schema from this point of the stream on
+   * @param store where the table's metadata is announced
+   * @return the table
+   * @throws SQLException when DDL fails
+   */
   Table ensure(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
     Table t = tables.get(schema.id());
@@ -245,15 +258,154 @@ final class DuckDbCatalog {
       return create(schema, store);
     }
     if (schema != t.lastSchema && !schema.equals(t.lastSchema)) {
+      if (!t.named(schema.name())) {
+        move(t, schema.name(), store);
+      }
       reconcile(t, schema, store);
       t.lastSchema = schema;
     }
     return t;
   }
 
+  /**
+   * Makes the name {@code name} free for the source table {@code id}: a table of another source oid
+   * that holds it is parked, renamed to {@code _pgetl_parked_<oid>} in its schema, never dropped.
+   * That happens when a source table was renamed (or its schema was) and a new table took its old
+   * name before the renamed table's next change arrived, or when a source table was dropped and
+   * created again (a new oid). A parked table gets its name back with its next change, or as soon
+   * as the table holding its name moves away; a table that no longer exists in the source stays
+   * parked.
+   *
+   * @throws EtlException ({@code DESTINATION_SCHEMA_ERROR}) when a table of that name exists that
+   *     pgetl did not create
+   */
+  private void claimName(TableName name, TableId id, DestinationTableMetadataStore store)
+      throws SQLException {
+    for (Table holder : List.copyOf(tables.values())) {
+      if (!holder.id.equals(id) && holder.named(name)) {
+        String before = holder.displayName();
+        renameInSchema(holder, "_pgetl_parked_" + holder.id.oid());
+        saveTarget(holder);
+        announce(holder, false, store);
+        log.warn(
+            "duckdb table {} of source table {} moved to {}: source table {} is now named {}",
+            before,
+            holder.id,
+            holder.displayName(),
+            id,
+            name);
+      }
+    }
+    if (relationExists(name)) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_SCHEMA_ERROR,
+          "DuckDB table "
+              + name.quoted()
+              + " exists and pgetl did not create it: source table "
+              + id
+              + " cannot take its name",
+          "rename or drop the DuckDB table, then roll the table back");
+    }
+  }
+
+  /**
+   * Renames a table to the source table's new name; then gives the name it left to a parked table
+   * that wants it. DuckDB cannot move a table to another schema, so a move across schemas creates
+   * the table under its new name and moves its rows.
+   */
+  private void move(Table t, TableName to, DestinationTableMetadataStore store)
+      throws SQLException {
+    claimName(to, t.id, store);
+    TableName left = new TableName(t.schema, t.name);
+    String before = t.displayName();
+    if (t.schema.equals(to.schema())) {
+      renameInSchema(t, to.name());
+    } else {
+      createSchema(to.schema());
+      String from = t.quotedName();
+      List<String> names = new ArrayList<>();
+      for (Column c : t.columns.values()) {
+        names.add(c.quoted());
+      }
+      t.schema = to.schema();
+      t.name = to.name();
+      exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", definitions(t)) + ")");
+      String list = String.join(", ", names);
+      if (!names.isEmpty()) {
+        exec("INSERT INTO " + t.quotedName() + " (" + list + ") SELECT " + list + " FROM " + from);
+      }
+      exec("DROP TABLE " + from);
+    }
+    t.sourceName = to.toString();
+    saveTarget(t);
+    announce(t, false, store);
+    log.info("duckdb table {} of source table {} renamed to {}", before, t.id, t.displayName());
+    for (Table waiting : List.copyOf(tables.values())) {
+      if (waiting != t && left.toString().equals(waiting.sourceName) && !waiting.named(left)) {
+        move(waiting, left, store);
+      }
+    }
+  }
+
+  private void renameInSchema(Table t, String newName) throws SQLException {
+    exec("ALTER TABLE " + t.quotedName() + " RENAME TO " + TableName.quoteIdentifier(newName));
+    t.name = newName;
+  }
+
+  private void saveTarget(Table t) throws SQLException {
+    update(
+        "UPDATE _pgetl.tables SET source_name = ?, duckdb_schema = ?, duckdb_table = ?"
+            + " WHERE table_oid = ?",
+        t.sourceName,
+        t.schema,
+        t.name,
+        t.id.oid());
+  }
+
+  private boolean relationExists(TableName name) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = ?"
+                + " AND table_name = ?")) {
+      ps.setString(1, database);
+      ps.setString(2, name.schema());
+      ps.setString(3, name.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
+  private void createSchema(String schema) throws SQLException {
+    exec(
+        "CREATE SCHEMA IF NOT EXISTS "
+            + TableName.quoteIdentifier(database)
+            + "."
+            + TableName.quoteIdentifier(schema));
+  }
+
+  /** The column and key definitions of a table, as its bookkeeping describes it. */
+  private static List<String> definitions(Table t) {
+    List<String> defs = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    for (Column c : t.columns.values()) {
+      defs.add(c.quoted() + " " + c.type().sql());
+      if (c.key()) {
+        keys.add(c.quoted());
+      }
+    }
+    if (!keys.isEmpty()) {
+      defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
+    }
+    return defs;
+  }
+
   private Table create(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
+    claimName(schema.name(), schema.id(), store);
     Table t = new Table(database, schema.id(), schema.name().schema(), schema.name().name());
+    t.sourceName = schema.name().toString();
     t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
     List<String> defs = new ArrayList<>();
     List<String> keys = new ArrayList<>();
@@ -269,11 +421,7 @@ final class DuckDbCatalog {
     if (!keys.isEmpty()) {
       defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
     }
-    exec(
-        "CREATE SCHEMA IF NOT EXISTS "
-            + TableName.quoteIdentifier(database)
-            + "."
-            + TableName.quoteIdentifier(t.schema));
+    createSchema(t.schema);
     exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
     update(
         "INSERT INTO _pgetl.tables VALUES (?, ?, ?, ?, ?, NULL)",
@@ -452,31 +600,19 @@ final class DuckDbCatalog {
   }
 
   /**
-   * Drops a source table's DuckDB table and every bookkeeping row of it (for a new copy).
+   * Drops a source table's DuckDB table, found by the source table's oid wherever it is named now,
+   * and every bookkeeping row of it (for a new copy). Nothing is dropped by name: a table of
+   * another oid that holds the name the new copy needs is parked when the copy creates its table
+   * (see {@link #claimName}), and a table that pgetl did not create is left alone.
    *
    * @param id the source table
-   * @param name the table's name, used when nothing was recorded
    * @throws SQLException when the DDL fails
    */
-  void drop(TableId id, TableName name) throws SQLException {
+  void drop(TableId id) throws SQLException {
     Table t = tables.remove(id);
-    if (t == null) {
-      // a source table dropped and created again has a new oid: forget the old one's table
-      t =
-          tables.values().stream()
-              .filter(o -> o.schema.equals(name.schema()) && o.name.equals(name.name()))
-              .findFirst()
-              .orElse(null);
-      if (t != null) {
-        tables.remove(t.id);
-        forget(t.id);
-      }
+    if (t != null) {
+      exec("DROP TABLE IF EXISTS " + t.quotedName());
     }
-    exec(
-        "DROP TABLE IF EXISTS "
-            + (t != null
-                ? t.quotedName()
-                : TableName.quoteIdentifier(database) + "." + name.quoted()));
     forget(id);
   }
 

@@ -44,11 +44,15 @@ import org.slf4j.LoggerFactory;
  * text form. A value the column type cannot hold exactly ({@code NaN} in a {@code numeric(10,2)}
  * column, a timestamp after DuckDB's year 294247, a two-dimensional array in a LIST column) is
  * never rounded or dropped: its column becomes VARCHAR in PostgreSQL's text form, old values
- * included (the details are in {@code DuckDbType}). A table keeps the name it was created with
- * until it is copied again. Schema changes ({@code Relation} events, or any event that carries a
- * new schema) are applied before the next row: columns are matched by attnum, so dropped, renamed,
- * retyped and added columns are followed. Bookkeeping lives in the schema {@code _pgetl} of the
- * same file (see {@link DuckDbCatalog}); user logical messages are kept in {@code _pgetl.messages}.
+ * included (the details are in {@code DuckDbType}). Tables follow the source table's oid, never its
+ * name: a table renamed in the source ({@code ALTER TABLE ... RENAME}, {@code SET SCHEMA}, {@code
+ * ALTER SCHEMA ... RENAME}) is renamed in DuckDB with the next event that carries its new name, and
+ * a new table that takes a name another table still holds parks that table as {@code
+ * _pgetl_parked_<oid>} (see {@code DuckDbCatalog}). Schema changes ({@code Relation} events, or any
+ * event that carries a new schema) are applied before the next row: columns are matched by attnum,
+ * so dropped, renamed, retyped and added columns are followed. Bookkeeping lives in the schema
+ * {@code _pgetl} of the same file (see {@link DuckDbCatalog}); user logical messages are kept in
+ * {@code _pgetl.messages}.
  *
  * <h2>Idempotency</h2>
  *
@@ -175,7 +179,7 @@ public final class DuckDbDestination implements Destination {
         result,
         "drop table " + table.name() + " for a new copy",
         () -> {
-          catalog.drop(table.id(), table.name());
+          catalog.drop(table.id());
           catalog.startAttempt(table.id(), attemptId);
         });
   }

@@ -51,6 +51,14 @@ import org.slf4j.LoggerFactory;
  * same name that pgetl did not create is never dropped: creating the mirror table then fails with
  * {@code DESTINATION_SCHEMA_ERROR}.
  *
+ * <p>Target tables follow the source table's oid, never its name: a table renamed in the source
+ * ({@code ALTER TABLE ... RENAME}, {@code SET SCHEMA}, {@code ALTER SCHEMA ... RENAME}) is renamed
+ * in the target, with its rows, by the next event that carries its new name. A new table copied
+ * under a name that another table of the pipeline still holds (renamed or dropped in the source)
+ * parks that table as {@code _pgetl_parked_<oid>} in its schema instead of dropping it; the parked
+ * table gets its name back with its next change, or when the table holding the name moves on.
+ * Renaming onto a table that pgetl did not create fails with {@code DESTINATION_SCHEMA_ERROR}.
+ *
  * <h2>Idempotency</h2>
  *
  * Delivery is at-least-once, so every write is safe to repeat: each call is one target transaction
@@ -210,7 +218,7 @@ public final class PostgresMirrorDestination implements Destination {
         "drop table " + table.name() + " for a new copy",
         (conn, staged) -> {
           catalog.startAttempt(conn, table.id(), attemptId); // first: it waits for batches
-          catalog.drop(conn, staged, table.id(), table.name());
+          catalog.drop(conn, staged, table.id());
         });
   }
 
@@ -403,7 +411,7 @@ public final class PostgresMirrorDestination implements Destination {
       Map<TableId, EventSequenceKey> applied,
       boolean advances)
       throws SQLException {
-    Table t = catalog.table(staged, schema.id());
+    Table t = catalog.current(conn, staged, schema.id());
     EventSequenceKey through =
         applied.containsKey(schema.id())
             ? applied.get(schema.id())
@@ -411,8 +419,8 @@ public final class PostgresMirrorDestination implements Destination {
     if (through != null && e.sequenceKey().compareTo(through) <= 0) {
       return null;
     }
-    if (t == null || !t.matches(schema)) {
-      rows.flush(); // pending rows follow the old columns
+    if (t == null || !t.matches(schema) || !t.named(schema.name())) {
+      rows.flush(); // pending rows follow the old columns and name
       try {
         t = catalog.ensure(conn, staged, schema);
       } catch (SQLException ddl) {

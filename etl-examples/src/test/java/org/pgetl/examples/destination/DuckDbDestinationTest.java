@@ -354,8 +354,12 @@ class DuckDbDestinationTest {
     }
   }
 
+  /**
+   * A new source table under the name of an older one (dropped and created again, or the older one
+   * renamed) takes the name; the older copy is kept under a parked name, never dropped by name.
+   */
   @Test
-  void aSourceTableCreatedAgainUnderTheSameNameReplacesTheOldCopy() throws Exception {
+  void aSourceTableCreatedAgainUnderTheSameNameParksTheOldCopy() throws Exception {
     Path file = dir.resolve("recreated.duckdb");
     ReplicatedTableSchema before =
         keyed(17006, "public", "x", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
@@ -367,9 +371,98 @@ class DuckDbDestinationTest {
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id, w FROM public.x")).containsExactly("2|20");
-      assertThat(query(c, "SELECT table_oid FROM _pgetl.tables")).containsExactly("17007");
-      assertThat(query(c, "SELECT DISTINCT table_oid FROM _pgetl.copy_batches"))
-          .containsExactly("17007");
+      assertThat(query(c, "SELECT id, v FROM public._pgetl_parked_17006")).containsExactly("1|old");
+      assertThat(
+              query(
+                  c,
+                  "SELECT table_oid, duckdb_schema || '.' || duckdb_table FROM _pgetl.tables"
+                      + " ORDER BY table_oid"))
+          .containsExactly("17006|public._pgetl_parked_17006", "17007|public.x");
+    }
+  }
+
+  /**
+   * Renames follow the source table's oid. A new table copied under the name a renamed table still
+   * holds (its rename did not arrive yet) parks the renamed table; the rename, to another schema,
+   * moves it there with its rows and key, and nothing stays parked.
+   */
+  @Test
+  void aNewTableTakingTheNameOfARenamedOneParksItUntilTheRenameArrives() throws Exception {
+    Path file = dir.resolve("moves.duckdb");
+    ReplicatedTableSchema old =
+        keyed(17020, "mv", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema renamed =
+        Scenario.keyedAt(
+            Lsn.of(0x2000),
+            17020,
+            "mv2",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema created =
+        keyed(17021, "mv", "t", col("id", 23, "integer", 1, 1), col("w", 25, "text", 2, 0));
+    Scenario.Context ctx = new Scenario.Context();
+    try (Running d = closing(started(file, ctx))) {
+      Scenario.copyAll(
+          d.destination,
+          Scenario.copyOf(old, List.of(TableRow.of(1, "a"), TableRow.of(2, "b")), 10));
+      Scenario.copyAll(
+          d.destination, Scenario.copyOf(created, List.of(TableRow.of(10, "new")), 10));
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x2000, 1)
+              .relation(renamed)
+              .insert(renamed, TableRow.of(3, "c"))
+              .update(renamed, Scenario.full(1, "a1"), null)
+              .insert(created, TableRow.of(11, "newer"))
+              .end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v FROM mv2.t ORDER BY id"))
+          .containsExactly("1|a1", "2|b", "3|c");
+      assertThat(query(c, "SELECT id, w FROM mv.t ORDER BY id"))
+          .containsExactly("10|new", "11|newer");
+      assertThat(
+              query(
+                  c, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '_pgetl_parked%'"))
+          .containsExactly("0");
+    }
+    assertThat(ctx.metadata.get(renamed.id()).destinationTableId()).isEqualTo("\"mv2\".\"t\"");
+  }
+
+  /**
+   * A parked table whose source still wants the name it lost (changes from before its rename, not
+   * applied yet) takes the name back; when it moves on, the table it parked gets the name again.
+   */
+  @Test
+  void aTableLeavingANameGivesItBackToTheParkedTableThatWantsIt() throws Exception {
+    Path file = dir.resolve("back.duckdb");
+    ReplicatedTableSchema a =
+        keyed(17030, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema aRenamed =
+        Scenario.keyedAt(
+            Lsn.of(0x3000),
+            17030,
+            "pp",
+            "t_old",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema b =
+        keyed(17031, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, Scenario.copyOf(a, List.of(TableRow.of(1, "a")), 10));
+      Scenario.copyAll(d.destination, Scenario.copyOf(b, List.of(TableRow.of(10, "b")), 10));
+      sendEvents(d.destination, new Scenario.Tx(0x2000, 1).insert(a, TableRow.of(2, "a2")).end());
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x3000, 2)
+              .relation(aRenamed)
+              .insert(aRenamed, TableRow.of(3, "a3"))
+              .end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id FROM pp.t_old ORDER BY id")).containsExactly("1", "2", "3");
+      assertThat(query(c, "SELECT id FROM pp.t")).containsExactly("10");
     }
   }
 

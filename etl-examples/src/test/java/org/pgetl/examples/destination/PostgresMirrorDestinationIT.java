@@ -6,6 +6,7 @@ import static org.pgetl.examples.destination.Scenario.await;
 import static org.pgetl.examples.destination.Scenario.col;
 import static org.pgetl.examples.destination.Scenario.identityFull;
 import static org.pgetl.examples.destination.Scenario.keyed;
+import static org.pgetl.examples.destination.Scenario.keyedAt;
 import static org.pgetl.examples.destination.Scenario.sendEvents;
 
 import java.math.BigDecimal;
@@ -39,6 +40,7 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.Lsn;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -488,6 +490,125 @@ class PostgresMirrorDestinationIT {
             db.queryString(
                 "SELECT finished FROM _pgetl.mirror_copy_attempts WHERE table_oid = 18011"))
         .isEqualTo("f");
+  }
+
+  /**
+   * Renames follow the source table's oid. A new table copied under the name a renamed table still
+   * holds in the target (its rename did not arrive yet) parks the renamed table instead of dropping
+   * it; the rename moves it to its new name with its rows, and nothing stays parked.
+   */
+  @Test
+  void aNewTableTakingTheNameOfARenamedOneParksItUntilTheRenameArrives(TestDatabase db)
+      throws Exception {
+    ReplicatedTableSchema old =
+        keyed(18200, "mv", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema renamed =
+        keyedAt(
+            Lsn.of(0x2000),
+            18200,
+            "mv2",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema created =
+        keyed(18201, "mv", "t", col("id", 23, "integer", 1, 1), col("w", 25, "text", 2, 0));
+    Scenario.Context ctx = new Scenario.Context();
+    PostgresMirrorDestination d = started(db, ctx);
+    try {
+      Scenario.copyAll(
+          d, Scenario.copyOf(old, List.of(TableRow.of(1, "a"), TableRow.of(2, "b")), 10));
+      Scenario.copyAll(d, Scenario.copyOf(created, List.of(TableRow.of(10, "new")), 10));
+      assertThat(db.queryLong("SELECT count(*) FROM mv._pgetl_parked_18200")).isEqualTo(2);
+      sendEvents(
+          d,
+          new Scenario.Tx(0x2000, 1)
+              .relation(renamed)
+              .insert(renamed, TableRow.of(3, "c"))
+              .insert(created, TableRow.of(11, "newer"))
+              .end());
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v FROM mv2.t ORDER BY id"))
+        .containsExactly(List.of("1", "a"), List.of("2", "b"), List.of("3", "c"));
+    assertThat(db.queryRows("SELECT id, w FROM mv.t ORDER BY id"))
+        .containsExactly(List.of("10", "new"), List.of("11", "newer"));
+    assertThat(db.queryLong("SELECT count(*) FROM pg_tables WHERE tablename LIKE '_pgetl_parked%'"))
+        .isZero();
+    assertThat(ctx.metadata.get(renamed.id()).destinationTableId()).isEqualTo("\"mv2\".\"t\"");
+  }
+
+  /**
+   * A parked table whose source still wants the name it lost (changes from before its rename, not
+   * applied yet) takes the name back; when it moves on, the table it parked gets the name again.
+   */
+  @Test
+  void aTableLeavingANameGivesItBackToTheParkedTableThatWantsIt(TestDatabase db) throws Exception {
+    ReplicatedTableSchema a =
+        keyed(18210, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema aRenamed =
+        keyedAt(
+            Lsn.of(0x3000),
+            18210,
+            "pp",
+            "t_old",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema b =
+        keyed(18211, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(a, List.of(TableRow.of(1, "a")), 10));
+      Scenario.copyAll(d, Scenario.copyOf(b, List.of(TableRow.of(10, "b")), 10)); // parks a
+      sendEvents(d, new Scenario.Tx(0x2000, 1).insert(a, TableRow.of(2, "a2")).end()); // parks b
+      assertThat(db.queryLong("SELECT count(*) FROM pp._pgetl_parked_18211")).isEqualTo(1);
+      sendEvents(
+          d,
+          new Scenario.Tx(0x3000, 2)
+              .relation(aRenamed)
+              .insert(aRenamed, TableRow.of(3, "a3"))
+              .end()); // a leaves pp.t: b gets it back
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id FROM pp.t_old ORDER BY id"))
+        .containsExactly(List.of("1"), List.of("2"), List.of("3"));
+    assertThat(db.queryRows("SELECT id FROM pp.t")).containsExactly(List.of("10"));
+    assertThat(db.queryLong("SELECT count(*) FROM pg_tables WHERE tablename LIKE '_pgetl_parked%'"))
+        .isZero();
+  }
+
+  /** A rename into a name that a table pgetl did not create holds fails loudly, naming both. */
+  @Test
+  void aRenameOntoATablePgetlDidNotCreateFailsWithASchemaError(TestDatabase db) throws Exception {
+    db.execute("CREATE SCHEMA theirs", "CREATE TABLE theirs.t (x int)");
+    ReplicatedTableSchema t =
+        keyed(18220, "ours", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema moved =
+        keyedAt(
+            Lsn.of(0x2000),
+            18220,
+            "theirs",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(t, List.of(TableRow.of(1, "a")), 10));
+      AsyncResult r = AsyncResult.create();
+      d.writeEvents(
+          StreamId.APPLY,
+          new Scenario.Tx(0x2000, 1).relation(moved).insert(moved, TableRow.of(2, "b")).end(),
+          WriteDurability.MAY_DEFER,
+          r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);
+      assertThat(o.error().getMessage()).contains("\"ours\".\"t\"").contains("42P07");
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id FROM ours.t")).containsExactly(List.of("1"));
   }
 
   @Test
