@@ -59,6 +59,13 @@ final class DuckDbCatalog {
   static final String META_SCHEMA = "_pgetl";
 
   /**
+   * The column a table without source columns has ({@code CREATE TABLE t ()}): DuckDB has no table
+   * without columns, nor drops a table's last column. It is always NULL, exists only while the
+   * source table has no column, and is not listed in {@code _pgetl.columns}.
+   */
+  static final String NO_COLUMNS = "_pgetl_no_columns";
+
+  /**
    * One column of a destination table.
    *
    * @param attnum the source column's attnum
@@ -327,13 +334,14 @@ final class DuckDbCatalog {
       for (Column c : t.columns.values()) {
         names.add(c.quoted());
       }
+      if (names.isEmpty()) {
+        names.add(TableName.quoteIdentifier(NO_COLUMNS)); // one row for each row of no values
+      }
       t.schema = to.schema();
       t.name = to.name();
       exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", definitions(t)) + ")");
       String list = String.join(", ", names);
-      if (!names.isEmpty()) {
-        exec("INSERT INTO " + t.quotedName() + " (" + list + ") SELECT " + list + " FROM " + from);
-      }
+      exec("INSERT INTO " + t.quotedName() + " (" + list + ") SELECT " + list + " FROM " + from);
       exec("DROP TABLE " + from);
     }
     t.sourceName = to.toString();
@@ -385,6 +393,22 @@ final class DuckDbCatalog {
             + TableName.quoteIdentifier(schema));
   }
 
+  private boolean hasNoColumnsPlaceholder(Table t) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM duckdb_columns() WHERE database_name = ? AND schema_name = ?"
+                + " AND table_name = ? AND column_name = ?")) {
+      ps.setString(1, database);
+      ps.setString(2, t.schema);
+      ps.setString(3, t.name);
+      ps.setString(4, NO_COLUMNS);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
   /** The column and key definitions of a table, as its bookkeeping describes it. */
   private static List<String> definitions(Table t) {
     List<String> defs = new ArrayList<>();
@@ -394,6 +418,9 @@ final class DuckDbCatalog {
       if (c.key()) {
         keys.add(c.quoted());
       }
+    }
+    if (defs.isEmpty()) {
+      defs.add(TableName.quoteIdentifier(NO_COLUMNS) + " BOOLEAN");
     }
     if (!keys.isEmpty()) {
       defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
@@ -413,6 +440,9 @@ final class DuckDbCatalog {
       Column c = columnFor(cs, cs.isPrimaryKey());
       t.columns.put(c.attnum(), c);
       defs.add(c.quoted() + " " + c.type().sql());
+    }
+    if (defs.isEmpty()) {
+      defs.add(TableName.quoteIdentifier(NO_COLUMNS) + " BOOLEAN");
     }
     schema.columns().stream()
         .filter(ColumnSchema::isPrimaryKey)
@@ -474,6 +504,16 @@ final class DuckDbCatalog {
     if (columnsChange) {
       store.put(t.id, metadata(t, false)); // "a schema change is being applied"
     }
+    if (!dropped.isEmpty() && dropped.size() == t.columns.size()) {
+      // DuckDB does not drop a table's last column: keep the table alive with the placeholder
+      exec(
+          "ALTER TABLE "
+              + t.quotedName()
+              + " ADD COLUMN "
+              + TableName.quoteIdentifier(NO_COLUMNS)
+              + " BOOLEAN");
+    }
+    boolean hadNoColumns = t.columns.isEmpty();
     for (Column c : dropped) {
       drop(t, c);
     }
@@ -483,6 +523,15 @@ final class DuckDbCatalog {
     }
     for (ColumnSchema cs : added) {
       add(t, cs);
+    }
+    if ((hadNoColumns || !dropped.isEmpty())
+        && !t.columns.isEmpty()
+        && hasNoColumnsPlaceholder(t)) {
+      exec(
+          "ALTER TABLE "
+              + t.quotedName()
+              + " DROP COLUMN "
+              + TableName.quoteIdentifier(NO_COLUMNS));
     }
     if (columnsChange || !schema.tableSchema().snapshotLsn().equals(t.schemaSnapshotLsn)) {
       t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();

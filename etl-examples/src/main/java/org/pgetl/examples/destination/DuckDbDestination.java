@@ -48,11 +48,13 @@ import org.slf4j.LoggerFactory;
  * name: a table renamed in the source ({@code ALTER TABLE ... RENAME}, {@code SET SCHEMA}, {@code
  * ALTER SCHEMA ... RENAME}) is renamed in DuckDB with the next event that carries its new name, and
  * a new table that takes a name another table still holds parks that table as {@code
- * _pgetl_parked_<oid>} (see {@code DuckDbCatalog}). Schema changes ({@code Relation} events, or any
- * event that carries a new schema) are applied before the next row: columns are matched by attnum,
- * so dropped, renamed, retyped and added columns are followed. Bookkeeping lives in the schema
- * {@code _pgetl} of the same file (see {@link DuckDbCatalog}); user logical messages are kept in
- * {@code _pgetl.messages}.
+ * _pgetl_parked_<oid>} (see {@code DuckDbCatalog}). A source table without columns ({@code CREATE
+ * TABLE t ()}) keeps its rows of no values in a table with one always-NULL column, {@code
+ * _pgetl_no_columns}, since DuckDB has no table without columns. Schema changes ({@code Relation}
+ * events, or any event that carries a new schema) are applied before the next row: columns are
+ * matched by attnum, so dropped, renamed, retyped and added columns are followed. Bookkeeping lives
+ * in the schema {@code _pgetl} of the same file (see {@link DuckDbCatalog}); user logical messages
+ * are kept in {@code _pgetl.messages}.
  *
  * <h2>Idempotency</h2>
  *

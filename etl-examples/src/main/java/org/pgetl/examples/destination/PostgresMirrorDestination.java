@@ -43,13 +43,14 @@ import org.slf4j.LoggerFactory;
  * that exist in the source only. The primary key is the source's replica identity columns, else its
  * primary key; a table with neither (REPLICA IDENTITY FULL, no primary key) gets no key, and its
  * updates and deletes change one row that equals the old row. Columns carry no defaults and no
- * {@code NOT NULL} besides the key. Schema changes (a {@code Relation} event, or any event that
- * carries a new schema) are applied in the transaction of the rows that follow them: columns are
- * matched by attnum, so dropped, renamed, retyped and added columns are followed, and a changed key
- * is rebuilt. Bookkeeping lives in the schema {@code _pgetl} of the target (see {@link
- * MirrorCatalog}); user logical messages are kept in {@code _pgetl.mirror_messages}. A table of the
- * same name that pgetl did not create is never dropped: creating the mirror table then fails with
- * {@code DESTINATION_SCHEMA_ERROR}.
+ * {@code NOT NULL} besides the key; a source table without columns ({@code CREATE TABLE t ()})
+ * becomes a target table without columns, with as many rows of no values. Schema changes (a {@code
+ * Relation} event, or any event that carries a new schema) are applied in the transaction of the
+ * rows that follow them: columns are matched by attnum, so dropped, renamed, retyped and added
+ * columns are followed, and a changed key is rebuilt. Bookkeeping lives in the schema {@code
+ * _pgetl} of the target (see {@link MirrorCatalog}); user logical messages are kept in {@code
+ * _pgetl.mirror_messages}. A table of the same name that pgetl did not create is never dropped:
+ * creating the mirror table then fails with {@code DESTINATION_SCHEMA_ERROR}.
  *
  * <p>Target tables follow the source table's oid, never its name: a table renamed in the source
  * ({@code ALTER TABLE ... RENAME}, {@code SET SCHEMA}, {@code ALTER SCHEMA ... RENAME}) is renamed

@@ -34,12 +34,16 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.OldRow;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
+import org.pgetl.testkit.destination.SchemaBuilder;
 
 @Timeout(120)
 class DuckDbDestinationTest {
@@ -463,6 +467,81 @@ class DuckDbDestinationTest {
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id FROM pp.t_old ORDER BY id")).containsExactly("1", "2", "3");
       assertThat(query(c, "SELECT id FROM pp.t")).containsExactly("10");
+    }
+  }
+
+  /**
+   * Issue #9 item 14: a table without columns ({@code CREATE TABLE t ()}, which DuckDB cannot
+   * create) stores its rows of no values, through copy, inserts, a delete, a column added and all
+   * columns dropped again.
+   */
+  @Test
+  void aTableWithoutColumnsStoresItsRowsOfNoValues() throws Exception {
+    Path file = dir.resolve("nothing.duckdb");
+    ReplicatedTableSchema empty =
+        SchemaBuilder.table(17040, "public.nothing").identity(IdentityKind.FULL).build();
+    ReplicatedTableSchema withColumn =
+        SchemaBuilder.from(empty).column("a", "int4").snapshotLsn(Lsn.of(0x3000)).build();
+    ReplicatedTableSchema emptyAgain =
+        SchemaBuilder.from(withColumn).dropColumn("a").snapshotLsn(Lsn.of(0x4000)).build();
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(
+          d.destination,
+          Scenario.copyOf(empty, List.of(TableRow.of(), TableRow.of(), TableRow.of()), 2));
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x2000, 1)
+              .insert(empty, TableRow.of())
+              .insert(empty, TableRow.of())
+              .delete(empty, new OldRow.Full(TableRow.of()))
+              .update(empty, new UpdatedRow.Full(TableRow.of()), new OldRow.Full(TableRow.of()))
+              .end());
+      try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+        assertThat(query(c, "SELECT count(*) FROM public.nothing")).containsExactly("4");
+      }
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x3000, 2).relation(withColumn).insert(withColumn, TableRow.of(7)).end());
+      try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+        assertThat(query(c, "SELECT a FROM public.nothing ORDER BY a NULLS FIRST"))
+            .containsExactly("null", "null", "null", "null", "7");
+      }
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x4000, 3).relation(emptyAgain).insert(emptyAgain, TableRow.of()).end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT count(*) FROM public.nothing")).containsExactly("6");
+    }
+  }
+
+  /**
+   * Regression: replacing a table's only column (one dropped, another added in one schema change)
+   * failed, because DuckDB does not drop a table's last column.
+   */
+  @Test
+  void theOnlyColumnOfATableIsReplaced() throws Exception {
+    Path file = dir.resolve("only.duckdb");
+    ReplicatedTableSchema before =
+        SchemaBuilder.table(17041, "public.only")
+            .column("a", "int4")
+            .identity(IdentityKind.FULL)
+            .build();
+    ReplicatedTableSchema after =
+        SchemaBuilder.from(before)
+            .dropColumn("a")
+            .column("b", "text")
+            .snapshotLsn(Lsn.of(0x2000))
+            .build();
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, Scenario.copyOf(before, List.of(TableRow.of(1)), 10));
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x2000, 1).relation(after).insert(after, TableRow.of("x")).end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT * FROM public.only ORDER BY b NULLS FIRST"))
+          .containsExactly("null", "x");
     }
   }
 

@@ -40,7 +40,9 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.OldRow;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -48,8 +50,10 @@ import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.SchemaBuilder;
 
 /**
  * {@link PostgresMirrorDestination} driven the way the engine drives it, into a real PostgreSQL
@@ -609,6 +613,50 @@ class PostgresMirrorDestinationIT {
       d.shutdown();
     }
     assertThat(db.queryRows("SELECT id FROM ours.t")).containsExactly(List.of("1"));
+  }
+
+  /**
+   * Issue #9 item 14: a table without columns ({@code CREATE TABLE t ()}) stores its rows of no
+   * values, through copy, inserts, a delete, a column added and all columns dropped again.
+   */
+  @Test
+  void aTableWithoutColumnsStoresItsRowsOfNoValues(TestDatabase db) throws Exception {
+    ReplicatedTableSchema empty =
+        SchemaBuilder.table(18300, "nocols.nothing").identity(IdentityKind.FULL).build();
+    ReplicatedTableSchema withColumn =
+        SchemaBuilder.from(empty).column("a", "int4").snapshotLsn(Lsn.of(0x3000)).build();
+    ReplicatedTableSchema emptyAgain =
+        SchemaBuilder.from(withColumn).dropColumn("a").snapshotLsn(Lsn.of(0x4000)).build();
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(
+          d, Scenario.copyOf(empty, List.of(TableRow.of(), TableRow.of(), TableRow.of()), 2));
+      sendEvents(
+          d,
+          new Scenario.Tx(0x2000, 1)
+              .insert(empty, TableRow.of())
+              .insert(empty, TableRow.of())
+              .delete(empty, new OldRow.Full(TableRow.of()))
+              .update(empty, new UpdatedRow.Full(TableRow.of()), new OldRow.Full(TableRow.of()))
+              .end());
+      assertThat(db.queryLong("SELECT count(*) FROM nocols.nothing")).isEqualTo(4);
+      sendEvents(
+          d,
+          new Scenario.Tx(0x3000, 2).relation(withColumn).insert(withColumn, TableRow.of(7)).end());
+      assertThat(db.queryRows("SELECT a FROM nocols.nothing ORDER BY a NULLS FIRST"))
+          .containsExactly(
+              Arrays.asList((String) null),
+              Arrays.asList((String) null),
+              Arrays.asList((String) null),
+              Arrays.asList((String) null),
+              List.of("7"));
+      sendEvents(
+          d,
+          new Scenario.Tx(0x4000, 3).relation(emptyAgain).insert(emptyAgain, TableRow.of()).end());
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM nocols.nothing")).isEqualTo(6);
   }
 
   @Test
