@@ -98,7 +98,9 @@ import org.slf4j.LoggerFactory;
  * first batches of several tables of a new schema create the schema at once: the one that loses the
  * race waits for the winner's commit and goes on with the schema it created (see {@link
  * MirrorCatalog#createSchema}). Each thread borrows a connection from a pool of at most one per
- * thread; a broken connection is closed and replaced by the next write.
+ * thread; a broken connection is closed and replaced, and a write whose connection was lost (the
+ * target restarted, or the server closed an idle connection) runs once more on a new connection
+ * before it is answered.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
  * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a
@@ -450,6 +452,19 @@ public final class PostgresMirrorDestination implements Destination {
   }
 
   private void inTransaction(String what, SqlWork work) {
+    if (!attempt(what, work, true)) {
+      attempt(what, work, false);
+    }
+  }
+
+  /**
+   * Runs the work in one transaction and publishes its catalog changes after the commit. Returns
+   * false, once the transaction is rolled back, when its connection was lost and the work may run
+   * again: a pooled connection that the server closed while it sat idle (a restart of the target,
+   * {@code pg_terminate_backend}) fails the next statement, and writing again on a new connection
+   * is safe because every write is idempotent.
+   */
+  private boolean attempt(String what, SqlWork work, boolean mayRetry) {
     Staged staged = new Staged();
     Connection conn;
     try {
@@ -463,6 +478,15 @@ public final class PostgresMirrorDestination implements Destination {
       conn.commit();
     } catch (SQLException e) {
       broken = rollback(conn, e);
+      if (broken && mayRetry) {
+        log.info(
+            "connection to {} lost ({}, SQLSTATE {}): writing again on a new connection ({})",
+            target.describe(),
+            masked(serverError(unwrap(e))),
+            sqlState(unwrap(e)),
+            what);
+        return false;
+      }
       throw error(what, e);
     } catch (RuntimeException e) {
       broken = rollback(conn, null);
@@ -478,6 +502,11 @@ public final class PostgresMirrorDestination implements Destination {
       connections.release(conn, broken);
     }
     catalog.publish(staged); // only now: a rolled-back transaction leaves memory as it was
+    return true;
+  }
+
+  private static SQLException unwrap(SQLException e) {
+    return e instanceof MirrorRows.TableWriteFailure f ? f.statementFailure() : e;
   }
 
   /** Rolls back; returns true when the connection is broken and must be replaced. */

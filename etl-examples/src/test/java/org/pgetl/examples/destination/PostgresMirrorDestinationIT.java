@@ -659,6 +659,43 @@ class PostgresMirrorDestinationIT {
     assertThat(db.queryLong("SELECT count(*) FROM nocols.nothing")).isEqualTo(6);
   }
 
+  /**
+   * Regression (found with issue #9 item 12): after the target server restarted, the first write on
+   * each pooled connection failed with {@code DESTINATION_CONNECTION_FAILED} (57P01), which the
+   * pipeline counted against its retries; it now runs again on a new connection.
+   */
+  @Test
+  void aWriteOnAConnectionTheServerClosedRunsAgainOnANewOne(TestDatabase db) throws Exception {
+    ReplicatedTableSchema t =
+        keyed(18400, "lost", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(t, List.of(TableRow.of(1, "a")), 10));
+      sendEvents(d, new Scenario.Tx(0x1000, 1).insert(t, TableRow.of(2, "b")).end());
+      String mirrorSessions =
+          "FROM pg_stat_activity WHERE application_name = 'pgetl-mirror-test'"
+              + " AND datname = current_database()";
+      assertThat(db.queryLong("SELECT count(*) " + mirrorSessions)).isPositive();
+      db.execute("SELECT pg_terminate_backend(pid) " + mirrorSessions);
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> db.queryLong("SELECT count(*) " + mirrorSessions) == 0);
+
+      sendEvents(d, new Scenario.Tx(0x2000, 2).insert(t, TableRow.of(3, "c")).end());
+      Scenario.copyAll(
+          d,
+          Scenario.copyOf(
+              keyed(18401, "lost", "u", col("id", 23, "integer", 1, 1)),
+              List.of(TableRow.of(1)),
+              10));
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id FROM lost.t ORDER BY id"))
+        .containsExactly(List.of("1"), List.of("2"), List.of("3"));
+    assertThat(db.queryLong("SELECT count(*) FROM lost.u")).isEqualTo(1);
+  }
+
   @Test
   void writesAfterShutdownAreAnsweredShutdown(TestDatabase db) {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
