@@ -479,6 +479,7 @@ public final class PostgresMirrorDestination implements Destination {
     } catch (SQLException e) {
       broken = rollback(conn, e);
       if (broken && mayRetry) {
+        connections.discardIdle(); // lost with this one, most likely
         log.info(
             "connection to {} lost ({}, SQLSTATE {}): writing again on a new connection ({})",
             target.describe(),

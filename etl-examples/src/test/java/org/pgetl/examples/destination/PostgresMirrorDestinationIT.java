@@ -668,14 +668,35 @@ class PostgresMirrorDestinationIT {
   void aWriteOnAConnectionTheServerClosedRunsAgainOnANewOne(TestDatabase db) throws Exception {
     ReplicatedTableSchema t =
         keyed(18400, "lost", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
-    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    List<Scenario.Copy> others = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      ReplicatedTableSchema o =
+          keyed(
+              18410 + i,
+              "lost",
+              "o" + i,
+              col("id", 23, "integer", 1, 1),
+              col("v", 25, "text", 2, 0));
+      others.add(Scenario.copyOf(o, Scenario.rows(0, 20_000, n -> TableRow.of(n, "v" + n)), 5_000));
+    }
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 3);
+    d.startup(new Scenario.Context());
     try {
       Scenario.copyAll(d, Scenario.copyOf(t, List.of(TableRow.of(1, "a")), 10));
+      for (Scenario.Copy o : others) {
+        Scenario.drop(d, o);
+      }
+      // three copy threads at once: the pool keeps several connections
+      Scenario.copyConcurrently(
+          d,
+          3,
+          others,
+          new int[][] {Scenario.range(0, 4), Scenario.range(0, 4), Scenario.range(0, 4)});
       sendEvents(d, new Scenario.Tx(0x1000, 1).insert(t, TableRow.of(2, "b")).end());
       String mirrorSessions =
           "FROM pg_stat_activity WHERE application_name = 'pgetl-mirror-test'"
               + " AND datname = current_database()";
-      assertThat(db.queryLong("SELECT count(*) " + mirrorSessions)).isPositive();
+      assertThat(db.queryLong("SELECT count(*) " + mirrorSessions)).isGreaterThan(1);
       db.execute("SELECT pg_terminate_backend(pid) " + mirrorSessions);
       org.awaitility.Awaitility.await()
           .atMost(java.time.Duration.ofSeconds(30))
