@@ -52,6 +52,11 @@ import org.pgetl.error.EtlException;
  * @param takeoverDelay how long an instance that took the lease from one that did not release it
  *     waits before its first slot, state or destination action; longer than two check intervals, so
  *     that the instance that lost the lease has stopped by then
+ * @param temporarySlots create the replication slots as temporary slots, which the server drops
+ *     when their connection ends: a process that ends, even killed, leaves no slot that retains
+ *     WAL. A lost connection then loses the apply slot too, which the next connection handles as a
+ *     missing slot ({@code invalidatedSlotBehavior}); meant for a state that does not outlive the
+ *     process either ({@code MemoryStore}), where every start copies every table again anyway
  */
 public record PipelineConfig(
     String pipelineId,
@@ -76,7 +81,8 @@ public record PipelineConfig(
     Duration publicationRefreshInterval,
     InstanceMode instanceMode,
     Duration leaseCheckInterval,
-    Duration takeoverDelay) {
+    Duration takeoverDelay,
+    boolean temporarySlots) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -236,6 +242,7 @@ public record PipelineConfig(
     b.instanceMode = instanceMode;
     b.leaseCheckInterval = leaseCheckInterval;
     b.takeoverDelay = takeoverDelay;
+    b.temporarySlots = temporarySlots;
     return b;
   }
 
@@ -285,7 +292,7 @@ public record PipelineConfig(
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
             + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s,"
             + " publicationRefreshInterval=%s, instanceMode=%s, leaseCheckInterval=%s,"
-            + " takeoverDelay=%s]",
+            + " takeoverDelay=%s, temporarySlots=%s]",
         pipelineId,
         publication,
         source,
@@ -308,7 +315,8 @@ public record PipelineConfig(
         publicationRefreshInterval,
         instanceMode,
         leaseCheckInterval,
-        takeoverDelay);
+        takeoverDelay,
+        temporarySlots);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -336,6 +344,7 @@ public record PipelineConfig(
     private InstanceMode instanceMode = InstanceMode.STANDBY;
     private Duration leaseCheckInterval = DEFAULT_LEASE_CHECK_INTERVAL;
     private Duration takeoverDelay = DEFAULT_TAKEOVER_DELAY;
+    private boolean temporarySlots;
 
     private Builder() {}
 
@@ -594,6 +603,18 @@ public record PipelineConfig(
     }
 
     /**
+     * Creates the replication slots as temporary slots, dropped by the server with their connection
+     * (default false: permanent slots, which survive a restart of the process).
+     *
+     * @param value whether the slots are temporary
+     * @return this builder
+     */
+    public Builder temporarySlots(boolean value) {
+      this.temporarySlots = value;
+      return this;
+    }
+
+    /**
      * Validates and builds the configuration.
      *
      * @return the configuration
@@ -623,7 +644,8 @@ public record PipelineConfig(
           publicationRefreshInterval,
           instanceMode,
           leaseCheckInterval,
-          takeoverDelay);
+          takeoverDelay,
+          temporarySlots);
     }
   }
 }

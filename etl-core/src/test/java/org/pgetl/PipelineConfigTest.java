@@ -35,9 +35,12 @@ class PipelineConfigTest {
     assertThat(c.invalidatedSlotBehavior()).isEqualTo(PipelineConfig.InvalidatedSlotBehavior.FAIL);
     assertThat(c.pgoutputBinary()).isFalse();
     assertThat(c.pgoutputStreaming()).isFalse();
+    assertThat(c.temporarySlots()).isFalse();
     assertThat(c.tableCopy().shouldCopy(new TableName("public", "t"))).isTrue();
     assertThat(c.applySlotName()).isEqualTo("pgetl_apply_orders_1");
     assertThat(c.toBuilder().build()).isEqualTo(c);
+    PipelineConfig temporary = c.toBuilder().temporarySlots(true).build();
+    assertThat(temporary.toBuilder().build().temporarySlots()).isTrue();
   }
 
   @Test

@@ -213,7 +213,8 @@ final class ApplyWorker implements Runnable {
     }
     if (slot.isEmpty()) {
       ctx.store.deleteProgress(ProgressKey.apply());
-      CreatedSlot created = repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT);
+      CreatedSlot created =
+          repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT, ctx.config.temporarySlots());
       LOG.info(
           "pipeline {}: created apply slot {} at {}",
           pipelineId,

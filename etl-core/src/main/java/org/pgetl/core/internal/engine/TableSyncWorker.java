@@ -175,7 +175,8 @@ final class TableSyncWorker {
       TableCopier.Result copied;
       try (StopSignal.Guard guard = stop.abortOnStop(repl.jdbc(), "table sync of " + table)) {
         // 5. the slot and its snapshot
-        CreatedSlot slot = repl.createSlot(slotName, SnapshotMode.USE_SNAPSHOT);
+        CreatedSlot slot =
+            repl.createSlot(slotName, SnapshotMode.USE_SNAPSHOT, ctx.config.temporarySlots());
         consistentPoint = slot.consistentPoint();
         PgCatalog snapshotCatalog = new PgCatalog(repl.jdbc());
         schema = snapshotCatalog.replicatedTableSchema(table, published.columnNames());

@@ -109,6 +109,20 @@ public final class ReplicationConnection implements AutoCloseable {
    *     in use, or the kind {@link PgErrors} decides
    */
   public CreatedSlot createSlot(String slotName, SnapshotMode mode) {
+    return createSlot(slotName, mode, false);
+  }
+
+  /**
+   * Creates a logical slot with the {@code pgoutput} plugin, permanent or temporary ({@code
+   * TEMPORARY}: the server drops it when this connection ends, and only this connection can use
+   * it); otherwise as {@link #createSlot(String, SnapshotMode)}.
+   *
+   * @param slotName the slot's name ({@link SlotNames#validate(String)})
+   * @param mode what to do with the snapshot
+   * @param temporary whether the slot goes away with this connection
+   * @return the slot's consistent point, and the snapshot name for {@code EXPORT_SNAPSHOT}
+   */
+  public CreatedSlot createSlot(String slotName, SnapshotMode mode, boolean temporary) {
     SlotNames.validate(slotName);
     Objects.requireNonNull(mode, "mode");
     checkNotStreaming();
@@ -117,7 +131,13 @@ public final class ReplicationConnection implements AutoCloseable {
           ErrorKind.INVALID_STATE,
           "cannot create slot " + slotName + ": a snapshot transaction is still open");
     }
-    String sql = "CREATE_REPLICATION_SLOT \"" + slotName + "\" LOGICAL pgoutput " + mode.name();
+    String sql =
+        "CREATE_REPLICATION_SLOT \""
+            + slotName
+            + "\""
+            + (temporary ? " TEMPORARY" : "")
+            + " LOGICAL pgoutput "
+            + mode.name();
     try {
       if (mode == SnapshotMode.USE_SNAPSHOT) {
         connection.setAutoCommit(false);
