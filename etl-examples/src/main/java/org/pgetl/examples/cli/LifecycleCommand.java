@@ -99,6 +99,14 @@ final class LifecycleCommand implements Callable<Integer> {
         description = "Show log lines and the stack trace of a failure.")
     boolean verbose;
 
+    /**
+     * Fails unless the store knows the pipeline and the destination; see {@link StoreDirectory}.
+     */
+    void requireKnown() {
+      new StoreDirectory(Connections.config(storeUrl), storeSchema)
+          .requireDestination(pipelineId, destinationName);
+    }
+
     PostgresStore open() {
       return PostgresStore.builder()
           .connection(Connections.config(storeUrl))
@@ -159,6 +167,7 @@ final class LifecycleCommand implements Callable<Integer> {
     @Override
     public Integer call() {
       String who = by != null ? by : System.getProperty("user.name", "pgetl") + " (pgetl cli)";
+      target.requireKnown();
       try (PostgresStore store = target.open()) {
         LifecycleAdmin admin = new LifecycleAdmin(store);
         switch (state) {

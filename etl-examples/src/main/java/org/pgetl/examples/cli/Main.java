@@ -8,8 +8,9 @@ import picocli.CommandLine;
 
 /**
  * The {@code pgetl} command line: {@code demo} (a local replication demo on an embedded
- * PostgreSQL), {@code replicate} (replicate a real database) and {@code lifecycle} (pause, resume
- * or drain a destination).
+ * PostgreSQL), {@code replicate} (replicate a real database), {@code lifecycle} (pause, resume or
+ * drain a destination), {@code tables} (list, copy again, retry) and {@code status} (the active
+ * instance, lifecycle and table states).
  *
  * <p>Exit codes: 0 success; 1 a failure (the pipeline failed, the demo's verification found a
  * difference, an operation was refused); 2 invalid command-line input; 130 interrupted before the
@@ -69,6 +70,7 @@ public final class Main {
     cli.addSubcommand("replicate", new ReplicateCommand(context));
     cli.addSubcommand("lifecycle", LifecycleCommand.commandLine(context));
     cli.addSubcommand("tables", TablesCommand.commandLine(context));
+    cli.addSubcommand("status", new StatusCommand(context));
     cli.addSubcommand("help", new CommandLine.HelpCommand());
     cli.setOut(new java.io.PrintWriter(context.out(), true));
     cli.setErr(new java.io.PrintWriter(context.err(), true));

@@ -25,7 +25,9 @@ final class PgetlCommand implements Callable<Integer> {
   /** Without a subcommand, prints the usage to stderr: a subcommand is missing. */
   @Override
   public Integer call() {
-    spec.commandLine().getErr().println("error: a command is missing (demo, replicate, lifecycle)");
+    spec.commandLine()
+        .getErr()
+        .println("error: a command is missing (demo, replicate, lifecycle, tables, status)");
     spec.commandLine().usage(spec.commandLine().getErr());
     return Main.EXIT_USAGE;
   }

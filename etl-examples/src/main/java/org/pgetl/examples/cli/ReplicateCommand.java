@@ -25,6 +25,7 @@ import org.pgetl.destination.Destination;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableName;
+import org.pgetl.store.LeaseHolder;
 import org.pgetl.store.PipelineStore;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -58,6 +59,9 @@ import picocli.CommandLine.Option;
       "Exit codes: 0 stopped cleanly, 1 the pipeline failed, 2 invalid input."
     })
 final class ReplicateCommand implements Callable<Integer> {
+  /** How soon a takeover or a lost lease is reported: the status is read from memory. */
+  private static final Duration INSTANCE_WATCH_EVERY = Duration.ofMillis(100);
+
   @Option(
       names = "--source-url",
       required = true,
@@ -130,6 +134,54 @@ final class ReplicateCommand implements Callable<Integer> {
   Duration statusEvery;
 
   @Option(
+      names = "--max-table-sync-workers",
+      paramLabel = "N",
+      defaultValue = "" + PipelineConfig.DEFAULT_MAX_TABLE_SYNC_WORKERS,
+      description =
+          "How many tables are copied at once; each holds a replication slot and a walsender"
+              + " while it copies (default: ${DEFAULT-VALUE}).")
+  int maxTableSyncWorkers;
+
+  @Option(
+      names = "--copy-connections",
+      paramLabel = "N",
+      defaultValue = "" + PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+      description =
+          "How many connections copy one table in parallel, 1 to 64 (default:"
+              + " ${DEFAULT-VALUE}).")
+  int copyConnections;
+
+  @Option(
+      names = "--instance-mode",
+      paramLabel = "MODE",
+      defaultValue = "standby",
+      description =
+          "What to do when another instance of the pipeline is active: standby (wait, and take"
+              + " over when it stops) or fail_fast (exit 1) (default: ${DEFAULT-VALUE}).")
+  PipelineConfig.InstanceMode instanceMode;
+
+  @Option(
+      names = "--lease-check-interval",
+      paramLabel = "TIME",
+      defaultValue = "1s",
+      converter = Converters.DurationConverter.class,
+      description =
+          "How often the active instance confirms its lease and a standby tries to take it"
+              + " (default: ${DEFAULT-VALUE}).")
+  Duration leaseCheckInterval;
+
+  @Option(
+      names = "--takeover-delay",
+      paramLabel = "TIME",
+      defaultValue = "3s",
+      converter = Converters.DurationConverter.class,
+      description =
+          "How long a standby that took a lease its holder did not release (a killed process)"
+              + " waits before it acts; more than twice --lease-check-interval (default:"
+              + " ${DEFAULT-VALUE}).")
+  Duration takeoverDelay;
+
+  @Option(
       names = {"-v", "--verbose"},
       description = "Show the engine's log lines and the stack trace of a failure.")
   boolean verbose;
@@ -146,12 +198,7 @@ final class ReplicateCommand implements Callable<Integer> {
       throw new CliException("--status-every must be positive, was " + statusEvery, 2);
     }
     PgConnectionConfig source = Connections.config(sourceUrl);
-    PipelineConfig config =
-        PipelineConfig.builder()
-            .pipelineId(pipelineId)
-            .publication(publication)
-            .source(source)
-            .build();
+    PipelineConfig config = config(source);
     if (createPublication != null && !createPublication.isEmpty()) {
       createPublication(source);
     } else if (stateStore.kind() == StateStoreSpec.Kind.SOURCE) {
@@ -165,6 +212,7 @@ final class ReplicateCommand implements Callable<Integer> {
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       Pipeline pipeline = Pipeline.create(config, store, dest, registry);
       pipeline.start();
+      PipelineStatus started = pipeline.status();
       context
           .err()
           .println(
@@ -178,12 +226,26 @@ final class ReplicateCommand implements Callable<Integer> {
                   + pipelineId
                   + ", slot "
                   + config.applySlotName()
+                  + (started.epoch() > 0 ? ", lease epoch " + started.epoch() : "")
                   + "); Ctrl-C stops");
+      if (started.phase() == PipelineStatus.Phase.STANDBY) {
+        context.err().println(standbyLine(pipelineId, started.leaseHolder()));
+      }
       CountDownLatch wake = new CountDownLatch(1);
       context.stop().whenRequested().thenRun(wake::countDown);
       pipeline.shutdownHandle().whenRequested().thenRun(wake::countDown);
-      while (!wake.await(statusEvery.toMillis(), TimeUnit.MILLISECONDS)) {
-        printStatus(pipeline, registry);
+      InstanceWatch watch = new InstanceWatch(started);
+      long nextStatus = System.nanoTime() + statusEvery.toNanos();
+      long tick = Math.min(statusEvery.toMillis(), INSTANCE_WATCH_EVERY.toMillis());
+      while (!wake.await(tick, TimeUnit.MILLISECONDS)) {
+        String change = watch.changed(pipelineId, pipeline.status());
+        if (change != null) {
+          context.err().println(change);
+        }
+        if (System.nanoTime() - nextStatus >= 0) {
+          printStatus(pipeline, registry);
+          nextStatus = System.nanoTime() + statusEvery.toNanos();
+        }
       }
       context.err().println("pgetl: stopping (flushing what is buffered)");
       pipeline.shutdown();
@@ -198,6 +260,110 @@ final class ReplicateCommand implements Callable<Integer> {
       printStatus(pipeline, registry);
       context.err().println("pgetl: stopped cleanly");
       return 0;
+    }
+  }
+
+  /**
+   * Builds the pipeline's configuration from the options; an invalid value is an input error that
+   * names the option.
+   */
+  PipelineConfig config(PgConnectionConfig source) {
+    PipelineConfig.Builder b =
+        PipelineConfig.builder()
+            .pipelineId(pipelineId)
+            .publication(publication)
+            .source(source)
+            .maxTableSyncWorkers(maxTableSyncWorkers)
+            .copyConnectionsPerTable(copyConnections)
+            .instanceMode(instanceMode)
+            .leaseCheckInterval(leaseCheckInterval)
+            .takeoverDelay(takeoverDelay);
+    if (stateStore.kind() == StateStoreSpec.Kind.MEMORY) {
+      // nothing outlives the process, so neither may its slots: a temporary slot goes with its
+      // connection, and one lost with a connection means a new copy, as a new start does
+      b.temporarySlots(true)
+          .invalidatedSlotBehavior(PipelineConfig.InvalidatedSlotBehavior.RECREATE);
+    }
+    try {
+      return b.build();
+    } catch (EtlException e) {
+      if (e.kind() != ErrorKind.CONFIG_ERROR) {
+        throw e;
+      }
+      throw new CliException(optionNames(e.description()), Main.EXIT_USAGE);
+    }
+  }
+
+  /** Names the options in a configuration message, which names the settings. */
+  static String optionNames(String message) {
+    return message
+        .replace("maxTableSyncWorkers", "--max-table-sync-workers")
+        .replace("copyConnectionsPerTable", "--copy-connections")
+        .replace("leaseCheckInterval", "--lease-check-interval")
+        .replace("takeoverDelay", "--takeover-delay")
+        .replace("pipelineId", "--pipeline-id")
+        .replace("publication", "--publication");
+  }
+
+  /**
+   * Returns the line that says this instance is a standby, and for whom.
+   *
+   * @param pipelineId the pipeline
+   * @param holder the instance holding the lease, or null when it was not seen
+   * @return the line
+   */
+  static String standbyLine(String pipelineId, LeaseHolder holder) {
+    return "pgetl: standby: pipeline "
+        + pipelineId
+        + " is active in "
+        + holderText(holder)
+        + "; this instance takes over when it stops";
+  }
+
+  /**
+   * Describes a lease holder: {@code host pid N (destination) since TIME, epoch N}.
+   *
+   * @param holder the holder, or null
+   * @return the text
+   */
+  static String holderText(LeaseHolder holder) {
+    return holder == null
+        ? "another instance"
+        : holder.holder() + " since " + holder.since() + ", epoch " + holder.epoch();
+  }
+
+  /**
+   * Follows whether this instance is the active one, from the status (memory only): prints a line
+   * when a standby takes over, and when the active instance loses its lease. Used by the command's
+   * thread only.
+   */
+  private static final class InstanceWatch {
+    private boolean active;
+
+    InstanceWatch(PipelineStatus started) {
+      this.active = started.epoch() > 0;
+    }
+
+    /** Returns the line to print for a change since the last call, or null. */
+    String changed(String pipelineId, PipelineStatus now) {
+      boolean isActive = now.epoch() > 0;
+      if (isActive == active) {
+        return null;
+      }
+      active = isActive;
+      if (isActive) {
+        return "pgetl: took over pipeline "
+            + pipelineId
+            + ": this instance is active now (lease epoch "
+            + now.epoch()
+            + ")";
+      }
+      if (now.phase() == PipelineStatus.Phase.STANDBY) {
+        return "pgetl: lost the lease of pipeline "
+            + pipelineId
+            + "; every worker stopped, this instance stands by";
+      }
+      return null; // stopping: the lease is released last
     }
   }
 
@@ -282,6 +448,9 @@ final class ReplicateCommand implements Callable<Integer> {
       copied += (long) c.count();
     }
     Counter events = registry.find("pgetl.events.delivered").counter();
+    if (status.phase() == PipelineStatus.Phase.STANDBY) {
+      return "pgetl: standby, active elsewhere: " + holderText(status.leaseHolder());
+    }
     return "pgetl: "
         + status.phase().name().toLowerCase(Locale.ROOT)
         + ", lifecycle "

@@ -132,48 +132,60 @@ final class TablesCommand implements Callable<Integer> {
     @Override
     public Integer call() {
       try (PostgresStore store = target.open()) {
-        Map<TableId, TableState> states = store.loadTableStates();
-        Map<TableId, CopyRecord> copies = store.copies();
-        if (states.isEmpty()) {
-          context.out().println("pipeline " + target.pipelineId + ": no tables");
-          return 0;
-        }
-        for (Map.Entry<TableId, TableState> e : states.entrySet()) {
-          TableId t = e.getKey();
-          String name =
-              store
-                  .tableSchema(t, Lsn.MAX)
-                  .map(ReplicatedTableSchema::name)
-                  .map(TableName::toString)
-                  .orElse("(oid " + t + ")");
-          StringJoiner line = new StringJoiner("  ");
-          line.add(name);
-          line.add(e.getValue().type().name().toLowerCase(Locale.ROOT));
-          CopyRecord copy = copies.get(t);
-          line.add(
-              copy == null
-                  ? "not copied yet"
-                  : ProgressView.number(copy.rows()) + " rows copied at " + copy.finishedAt());
-          if (e.getValue() instanceof TableState.Errored err) {
-            line.add(
-                "error: " + ErrorReport.singleLine(err.reason()) + " (retry " + err.retry() + ")");
-          }
-          context.out().println(line);
-        }
-        for (TableRequest r : store.tableRequests()) {
-          context
-              .out()
-              .println(
-                  "pending: "
-                      + r.action().name().toLowerCase(Locale.ROOT)
-                      + " of table "
-                      + r.table()
-                      + " (requested "
-                      + r.requestedAt()
-                      + ")");
-        }
+        printTables(store, target.pipelineId, context.out(), "");
       }
       return 0;
+    }
+  }
+
+  /**
+   * Prints a pipeline's tables, one line each (name, state, last copy, error), then the pending
+   * requests.
+   *
+   * @param store the pipeline's store
+   * @param pipelineId the pipeline
+   * @param out where to print
+   * @param indent put before every line
+   */
+  static void printTables(
+      PostgresStore store, String pipelineId, java.io.PrintStream out, String indent) {
+    Map<TableId, TableState> states = store.loadTableStates();
+    Map<TableId, CopyRecord> copies = store.copies();
+    if (states.isEmpty()) {
+      out.println(indent + "pipeline " + pipelineId + ": no tables");
+      return;
+    }
+    for (Map.Entry<TableId, TableState> e : states.entrySet()) {
+      TableId t = e.getKey();
+      String name =
+          store
+              .tableSchema(t, Lsn.MAX)
+              .map(ReplicatedTableSchema::name)
+              .map(TableName::toString)
+              .orElse("(oid " + t + ")");
+      StringJoiner line = new StringJoiner("  ");
+      line.add(name);
+      line.add(e.getValue().type().name().toLowerCase(Locale.ROOT));
+      CopyRecord copy = copies.get(t);
+      line.add(
+          copy == null
+              ? "not copied yet"
+              : ProgressView.number(copy.rows()) + " rows copied at " + copy.finishedAt());
+      if (e.getValue() instanceof TableState.Errored err) {
+        line.add("error: " + ErrorReport.singleLine(err.reason()) + " (retry " + err.retry() + ")");
+      }
+      out.println(indent + line);
+    }
+    for (TableRequest r : store.tableRequests()) {
+      out.println(
+          indent
+              + "pending: "
+              + r.action().name().toLowerCase(Locale.ROOT)
+              + " of table "
+              + r.table()
+              + " (requested "
+              + r.requestedAt()
+              + ")");
     }
   }
 

@@ -13,11 +13,13 @@ class CliHelpTest {
 
   @ParameterizedTest
   @CsvSource({
-    "'', pgetl, demo|replicate|lifecycle",
+    "'', pgetl, demo|replicate|lifecycle|tables|status",
     "demo, pgetl demo, --rows|--duration|--rate|--duckdb-file|--postgres-version|--plain|--verbose",
     "replicate, pgetl replicate,"
         + " --source-url|--publication|--create-publication|--destination|--pipeline-id"
-        + "|--state-store|--store-schema|--status-every|--verbose",
+        + "|--state-store|--store-schema|--status-every|--max-table-sync-workers"
+        + "|--copy-connections|--instance-mode|--lease-check-interval|--takeover-delay|--verbose",
+    "status, pgetl status, --store-url|--store-schema|--pipeline-id|--verbose",
     "lifecycle, pgetl lifecycle, show|pause|resume|drain|retire",
     "lifecycle show, pgetl lifecycle show,"
         + " --store-url|--store-schema|--pipeline-id|--destination-name",
@@ -56,6 +58,15 @@ class CliHelpTest {
         "lifecycle pause --pipeline-id p --destination-name d;"
             + " Missing required option: '--store-url=URL'",
         "nonsense; Unmatched argument at index 0: 'nonsense'",
+        "replicate --source-url jdbc:postgresql://localhost/x?user=u --publication p"
+            + " --max-table-sync-workers 0; --max-table-sync-workers must be > 0, was 0",
+        "replicate --source-url jdbc:postgresql://localhost/x?user=u --publication p"
+            + " --copy-connections 65; --copy-connections must be <= 64, was 65",
+        "replicate --source-url jdbc:postgresql://localhost/x?user=u --publication p"
+            + " --takeover-delay 2s; --takeover-delay must be > 2 x --lease-check-interval",
+        "replicate --source-url jdbc:postgresql://localhost/x?user=u --publication p"
+            + " --instance-mode hot; Invalid value for option '--instance-mode'",
+        "status --pipeline-id p; Missing required option: '--store-url=URL'",
       })
   void badInputIsOneClearLineAndExitCodeTwo(String args, String message) {
     CliRun.Finished r = CliRun.run(args.split(" "));
@@ -101,6 +112,20 @@ class CliHelpTest {
     assertThat(r.exitCode()).isEqualTo(Main.EXIT_FAILURE);
     assertThat(r.errLines()).hasSize(1);
     assertThat(r.errLines().get(0)).contains("does not retire").contains("docs/operations.md");
+  }
+
+  /** The retire refusal points at a section of docs/operations.md: that section exists. */
+  @Test
+  void theRetirePointerNamesASectionOfTheOperationsGuide() throws Exception {
+    CliRun.Finished r = CliRun.run("lifecycle", "retire");
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("docs/operations\\.md, \"([^\"]+)\"").matcher(r.err());
+    assertThat(m.find()).as("a section named in %s", r.err()).isTrue();
+    String guide =
+        java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "operations.md"));
+    assertThat(guide.lines()).contains("## " + m.group(1));
+    CliRun.Finished help = CliRun.run("lifecycle", "retire", "--help");
+    assertThat(help.out()).contains("\"" + m.group(1) + "\"");
   }
 
   @Test

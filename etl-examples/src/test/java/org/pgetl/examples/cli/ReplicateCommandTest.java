@@ -41,6 +41,37 @@ class ReplicateCommandTest {
         .startsWith("pgetl: starting, lifecycle not read yet, tables none yet");
   }
 
+  @Test
+  void aStandbySaysWhichInstanceIsActive() {
+    org.pgetl.store.LeaseHolder holder =
+        new org.pgetl.store.LeaseHolder(
+            "db1 pid 4242 (postgres-mirror)", 7, java.time.Instant.parse("2025-01-02T03:04:05Z"));
+    PipelineStatus standby =
+        new PipelineStatus(
+            "shop",
+            PipelineStatus.Phase.STANDBY,
+            null,
+            Map.of(),
+            Lsn.ZERO,
+            -1,
+            java.time.Duration.ZERO,
+            null,
+            List.of(),
+            0,
+            holder);
+
+    assertThat(ReplicateCommand.standbyLine("shop", holder))
+        .isEqualTo(
+            "pgetl: standby: pipeline shop is active in db1 pid 4242 (postgres-mirror) since"
+                + " 2025-01-02T03:04:05Z, epoch 7; this instance takes over when it stops");
+    assertThat(ReplicateCommand.statusLine(standby, new SimpleMeterRegistry()))
+        .isEqualTo(
+            "pgetl: standby, active elsewhere: db1 pid 4242 (postgres-mirror) since"
+                + " 2025-01-02T03:04:05Z, epoch 7");
+    assertThat(StoreDirectory.destinationOf(holder.holder())).contains("postgres-mirror");
+    assertThat(StoreDirectory.destinationOf("no destination here")).isEmpty();
+  }
+
   /**
    * The hint printed when a failure ends the command says what to do now: a kind the pipeline would
    * retry while it runs says to run the command again, never that it retries by itself.
