@@ -18,6 +18,7 @@ public final class ChildJvm {
   public final Process process;
 
   private final List<String> lines = new ArrayList<>();
+  private final List<Long> arrivals = new ArrayList<>(); // System.nanoTime() of each line
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private boolean ended;
@@ -77,6 +78,7 @@ public final class ChildJvm {
     try {
       if (line != null) {
         lines.add(line);
+        arrivals.add(System.nanoTime());
       }
       ended |= end;
       changed.signalAll();
@@ -104,6 +106,38 @@ public final class ChildJvm {
         long left = deadline - System.nanoTime();
         if (ended || left <= 0) {
           return false;
+        }
+        changed.awaitNanos(left);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits for a line of output that matches and returns when it was read.
+   *
+   * @param match the test
+   * @param max the longest wait
+   * @return the {@link System#nanoTime()} at which the first such line was read
+   * @throws AssertionError when the output ended or the time ran out first
+   * @throws InterruptedException when interrupted
+   */
+  public long awaitLineAt(Predicate<String> match, java.time.Duration max)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + max.toNanos();
+    lock.lock();
+    try {
+      while (true) {
+        for (int i = 0; i < lines.size(); i++) {
+          if (match.test(lines.get(i))) {
+            return arrivals.get(i);
+          }
+        }
+        long left = deadline - System.nanoTime();
+        if (ended || left <= 0) {
+          throw new AssertionError(
+              "no such line within " + max + " (" + (ended ? "output ended" : "timed out") + ")");
         }
         changed.awaitNanos(left);
       }
