@@ -30,6 +30,8 @@ public enum ErrorKind {
   SOURCE_SNAPSHOT_TOO_OLD(Group.SOURCE),
   /** A server limit was reached ({@code max_replication_slots}, {@code max_wal_senders}, ...). */
   SOURCE_CONFIGURATION_LIMIT_EXCEEDED(Group.SOURCE),
+  /** The source's {@code wal_level} is not {@code logical}: no logical replication is possible. */
+  SOURCE_WAL_LEVEL_NOT_LOGICAL(Group.SOURCE),
   /** Any other source failure. */
   SOURCE_ERROR(Group.SOURCE),
 
@@ -176,8 +178,8 @@ public enum ErrorKind {
                   + " publication, then roll the table back");
       case SOURCE_REPLICA_IDENTITY_ERROR ->
           manual(
-              "give the table a primary key or set REPLICA IDENTITY (FULL or USING INDEX), then roll"
-                  + " the table back");
+              "give the table a primary key or set REPLICA IDENTITY (FULL or USING INDEX), then"
+                  + " start the pipeline again (a table already errored for it: roll it back)");
       case SOURCE_SNAPSHOT_TOO_OLD ->
           manual(
               "the copy snapshot expired: raise old_snapshot_threshold or copy with fewer tables at"
@@ -186,6 +188,11 @@ public enum ErrorKind {
           manual(
               "raise max_replication_slots / max_wal_senders on the source or lower"
                   + " maxTableSyncWorkers, then restart the pipeline");
+      case SOURCE_WAL_LEVEL_NOT_LOGICAL ->
+          manual(
+              "set wal_level = logical on the source (ALTER SYSTEM SET wal_level = logical, or the"
+                  + " parameter group of a managed server) and restart the server, then start the"
+                  + " pipeline again");
       case SOURCE_ERROR ->
           manual("read the detail for the source error, fix it, then roll the table back");
       case DESTINATION_QUERY_FAILED ->
@@ -257,8 +264,9 @@ public enum ErrorKind {
           manual("check the destination credentials, then restart");
       case PERMISSION_DENIED ->
           manual(
-              "grant the privilege named in the detail (see docs/operations.md for the minimal"
-                  + " grants), then roll the table back");
+              "grant the privilege named in the message (see docs/operations.md for the minimal"
+                  + " grants), then start the pipeline again (a table already errored for it: roll"
+                  + " it back)");
       case TLS_ERROR -> manual("check sslmode, the root certificate and the server certificate");
     };
   }

@@ -22,6 +22,7 @@ import org.pgetl.core.internal.pg.PgErrors;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
+import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.core.internal.sync.TableStates;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
@@ -121,8 +122,9 @@ public final class Engine {
   }
 
   /**
-   * Starts the pipeline: checks the publication, prepares table states, sweeps leftover slots,
-   * starts the destination and the supervisor. Runs on the caller's thread.
+   * Starts the pipeline: runs the preflight checks ({@link org.pgetl.Preflight}), prepares table
+   * states, sweeps leftover slots, starts the destination and the supervisor. Runs on the caller's
+   * thread.
    *
    * @throws EtlException when the source, the publication, the store or the destination fails
    */
@@ -136,6 +138,8 @@ public final class Engine {
     }
     try {
       LifecycleState initial = readLifecycle();
+      // before any slot or state row exists; a retired destination needs only the clean-up's
+      new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
       if (initial == LifecycleState.RETIRED) {
         retire();
       } else {
