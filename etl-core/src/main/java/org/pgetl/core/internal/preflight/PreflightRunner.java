@@ -401,7 +401,7 @@ public final class PreflightRunner {
             "role "
                 + role
                 + " has no SELECT on "
-                + (missing.size() == 1 ? "table " : count(missing.size(), "table") + " ")
+                + (missing.size() == 1 ? "table " : "tables ")
                 + PreflightMessages.listed(missing)
                 + ", which the copy of publication "
                 + config.publication()
