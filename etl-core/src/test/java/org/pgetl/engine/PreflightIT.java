@@ -3,6 +3,8 @@ package org.pgetl.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.pgetl.engine.PipelineHarness.config;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -15,8 +17,10 @@ import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
 import org.pgetl.Preflight;
+import org.pgetl.TableCopySelection;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.TableName;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.testkit.EmbeddedPostgres;
 import org.pgetl.testkit.ReplicationSlotInfo;
@@ -125,6 +129,24 @@ class PreflightIT {
     assertThat(store.tableStates()).isEmpty();
   }
 
+  /** Regression: pg_stat_activity hides other roles' walsenders from a non-superuser. */
+  @Test
+  void walSendersOfOtherRolesCountForARoleWithoutStatsPrivileges() throws Exception {
+    try (Connection walsender = db.connectReplication();
+        Statement st = walsender.createStatement()) {
+      st.execute("IDENTIFY_SYSTEM");
+      long max = db.queryLong("SELECT current_setting('max_wal_senders')::int");
+      long inUse = db.queryLong("SELECT count(*) FROM pg_stat_replication");
+      assertThat(inUse).isPositive();
+      List<Preflight.Check> checks =
+          Preflight.run(
+              config(db, "senders", "items_pub").source(as(role)).build(),
+              new MemoryStore("senders"));
+      assertThat(check(checks, "WAL senders").summary())
+          .endsWith((max - inUse) + " of max_wal_senders = " + max + " free");
+    }
+  }
+
   @Test
   void aMissingPublicationFailsAloneAndTheTableChecksAreSkipped() {
     PipelineConfig cfg = config(db, "no_pub", "no_such_pub").build();
@@ -167,6 +189,20 @@ class PreflightIT {
                 + " reads: GRANT SELECT ON TABLE public.secret TO "
                 + role);
     assertThat(e.getSuppressed()).isEmpty();
+  }
+
+  @Test
+  void aTableThatTableCopyLeavesOutNeedsNoSelect() {
+    List<Preflight.Check> checks =
+        Preflight.run(
+            config(db, "copy_some", "two_pub")
+                .source(as(role))
+                .tableCopy(TableCopySelection.only(List.of(TableName.parse("public.items"))))
+                .build(),
+            new MemoryStore("copy_some"));
+    assertThat(check(checks, "SELECT privilege").passed()).isTrue();
+    assertThat(check(checks, "SELECT privilege").summary())
+        .isEqualTo("SELECT on the 1 table the copy reads");
   }
 
   @Test

@@ -27,6 +27,7 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.RetryPolicy;
@@ -43,10 +44,10 @@ import org.slf4j.LoggerFactory;
  * provide (the connection, the publication's tables, the stored table states) is skipped, never
  * failed a second time. The tables checked for {@code SELECT} and replica identity are the ones the
  * copy reads and PostgreSQL checks on UPDATE: for each published table its leaf partitions ({@link
- * PgCatalog#partitionLeaves}), or the table itself. When the destination is retired at start the
- * pipeline replicates nothing, only drops its slots and state: then only the connection and the
- * store are checked, and a publication dropped during the decommissioning does not block the
- * clean-up.
+ * PgCatalog#partitionLeaves}), or the table itself; a table that {@code tableCopy} leaves out needs
+ * no {@code SELECT}. When the destination is retired at start the pipeline replicates nothing, only
+ * drops its slots and state: then only the connection and the store are checked, and a publication
+ * dropped during the decommissioning does not block the clean-up.
  */
 public final class PreflightRunner {
   private static final Logger LOG = LoggerFactory.getLogger(PreflightRunner.class);
@@ -73,6 +74,7 @@ public final class PreflightRunner {
   private record Publication(
       PublicationInfo info,
       Map<TableId, PublishedTable> tables,
+      Map<TableId, TableName> names,
       Map<TableId, List<TableId>> reads) {}
 
   /** A table the copy reads, as the catalog describes it. */
@@ -144,9 +146,8 @@ public final class PreflightRunner {
         out.add(walLevel(c));
         role = roleName(c);
         out.add(role(c));
-        PgCatalog catalog = new PgCatalog(c);
         try {
-          publication = publication(catalog);
+          publication = publication(new PgCatalog(c));
           out.add(
               ok(
                   PUBLICATION,
@@ -307,13 +308,14 @@ public final class PreflightRunner {
           "publication " + config.publication() + " publishes no table",
           "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
     }
+    Map<TableId, TableName> names = catalog.tableNames(new ArrayList<>(tables.keySet()));
     Map<TableId, List<TableId>> reads = new LinkedHashMap<>();
     for (TableId t : tables.keySet()) {
       // as the table-sync worker's copy: the leaf partitions, or the table itself
       List<TableId> leaves = catalog.partitionLeaves(t);
       reads.put(t, leaves.isEmpty() ? List.of(t) : leaves);
     }
-    return new Publication(info, tables, reads);
+    return new Publication(info, tables, names, reads);
   }
 
   private static String operations(PublicationInfo p) {
@@ -377,6 +379,10 @@ public final class PreflightRunner {
     try {
       for (Map.Entry<TableId, List<TableId>> e : p.reads().entrySet()) {
         PublishedTable published = p.tables().get(e.getKey());
+        TableName name = p.names().get(e.getKey());
+        if (name != null && !config.tableCopy().shouldCopy(name)) {
+          continue; // tableCopy leaves it out: nothing reads its rows
+        }
         for (TableId t : e.getValue()) {
           Physical ph = physical.get(t);
           if (ph == null) {
@@ -530,9 +536,9 @@ public final class PreflightRunner {
   private Check senders(Connection c, int toCopy) {
     try {
       int max = queryInt(c, "SELECT current_setting('max_wal_senders')::int");
-      int inUse =
-          queryInt(
-              c, "SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'walsender'");
+      // pg_stat_activity hides the backend type of other roles' sessions from a role without
+      // pg_read_all_stats; the walsender list shows every one
+      int inUse = queryInt(c, "SELECT count(*)::int FROM pg_stat_get_wal_senders()");
       return PreflightMessages.capacity(
           SENDERS, max, inUse, 0, 1, toCopy, config.maxTableSyncWorkers());
     } catch (EtlException e) {
