@@ -1,10 +1,6 @@
 package org.pgetl;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.pgetl.core.internal.engine.Engine;
@@ -12,10 +8,9 @@ import org.pgetl.core.internal.engine.EngineMetrics;
 import org.pgetl.destination.Destination;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.TableState;
+import org.pgetl.store.TableRequest;
 
 /**
  * A replication pipeline: copies every table of a publication into a {@link Destination}, then
@@ -171,30 +166,53 @@ public final class Pipeline implements AutoCloseable {
   }
 
   /**
-   * Returns a snapshot of the pipeline's state: each table's state, the apply LSN, the lag, recent
-   * errors.
+   * Returns a snapshot of the pipeline's state: each table's state, error and rows copied, the
+   * apply LSN, the lag in bytes and in time, recent errors. Reads memory only: it never blocks on
+   * the source or the store and never throws, also while they are unreachable.
    *
    * @return the status
    */
   public PipelineStatus status() {
-    Map<TableId, PipelineStatus.TableStatus> tables = new LinkedHashMap<>();
-    for (Map.Entry<TableId, Map.Entry<TableName, TableState>> e : engine.tables().entrySet()) {
-      tables.put(
-          e.getKey(),
-          new PipelineStatus.TableStatus(e.getValue().getKey(), e.getValue().getValue()));
-    }
-    List<String> errors = new ArrayList<>();
-    for (EtlException e : engine.recentErrors()) {
-      errors.add(e.getMessage());
-    }
-    return new PipelineStatus(
-        config.pipelineId(),
-        engine.phase(),
-        engine.lifecycleState(),
-        tables,
-        engine.applyLsn(),
-        engine.lagBytes(),
-        errors);
+    return engine.status();
+  }
+
+  /**
+   * Registers a listener told of state changes, errors, lifecycle and phase changes and the stop,
+   * on a thread of the pipeline's own. May be called before or after {@link #start()}.
+   *
+   * @param listener the listener
+   */
+  public void addListener(PipelineListener listener) {
+    engine.addListener(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
+   * Copies one table again from scratch while the others keep streaming: its worker (if one runs)
+   * stops, its state becomes {@code Init}, and its new copy starts with {@code dropTableForCopy}.
+   * Carried out within a lifecycle poll interval by the running pipeline, or at the next start.
+   *
+   * @param table the table, as the publication has it
+   * @return the stored request
+   * @throws EtlException of kind {@code CONFIG_ERROR} when the table is not part of the pipeline,
+   *     or {@code STATE_STORE_ERROR} when the store fails
+   */
+  public TableRequest resyncTable(TableName table) {
+    return engine.request(
+        Objects.requireNonNull(table, "table"), TableRequest.Action.RESYNC, "Pipeline.resyncTable");
+  }
+
+  /**
+   * Retries an {@code Errored} table now (its state is rolled back one step), in the running
+   * pipeline or at the next start.
+   *
+   * @param table the table
+   * @return the stored request
+   * @throws EtlException of kind {@code CONFIG_ERROR} when the table is not part of the pipeline,
+   *     or {@code STATE_STORE_ERROR} when the store fails
+   */
+  public TableRequest retryTable(TableName table) {
+    return engine.request(
+        Objects.requireNonNull(table, "table"), TableRequest.Action.RETRY, "Pipeline.retryTable");
   }
 
   /**

@@ -40,7 +40,11 @@ import org.pgetl.error.EtlException;
  *     a third of the server's {@code wal_sender_timeout})
  * @param shutdownTimeout how long a shutdown waits for unanswered destination results before it
  *     abandons them (they are delivered again by the next start)
- * @param lifecyclePollInterval how often the destination's lifecycle row is read
+ * @param lifecyclePollInterval how often the destination's lifecycle row (and operators' table
+ *     requests) are read
+ * @param publicationRefreshInterval how often the publication's tables are read again, so that a
+ *     table added to (or removed from) it is copied (or cleaned up) while the pipeline runs; a
+ *     table's first change in the stream is noticed at once anyway
  */
 public record PipelineConfig(
     String pipelineId,
@@ -61,7 +65,8 @@ public record PipelineConfig(
     boolean pgoutputStreaming,
     Duration statusInterval,
     Duration shutdownTimeout,
-    Duration lifecyclePollInterval) {
+    Duration lifecyclePollInterval,
+    Duration publicationRefreshInterval) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -98,6 +103,9 @@ public record PipelineConfig(
 
   /** 1 s: an operator's lifecycle change takes effect within about a second. */
   public static final Duration DEFAULT_LIFECYCLE_POLL_INTERVAL = Duration.ofSeconds(1);
+
+  /** 5 s: a table added to the publication starts its copy within seconds, for one small query. */
+  public static final Duration DEFAULT_PUBLICATION_REFRESH_INTERVAL = Duration.ofSeconds(5);
 
   private static final Pattern PIPELINE_ID = Pattern.compile("[a-z0-9_]{1,40}");
 
@@ -150,6 +158,7 @@ public record PipelineConfig(
     positive(statusInterval, "statusInterval");
     positive(shutdownTimeout, "shutdownTimeout");
     positive(lifecyclePollInterval, "lifecyclePollInterval");
+    positive(publicationRefreshInterval, "publicationRefreshInterval");
   }
 
   /**
@@ -187,6 +196,7 @@ public record PipelineConfig(
     b.statusInterval = statusInterval;
     b.shutdownTimeout = shutdownTimeout;
     b.lifecyclePollInterval = lifecyclePollInterval;
+    b.publicationRefreshInterval = publicationRefreshInterval;
     return b;
   }
 
@@ -234,7 +244,8 @@ public record PipelineConfig(
             + " copyConnectionsPerTable=%d, retry.delay=%s, retry.maxDelay=%s,"
             + " retry.backoffMultiplier=%s, retry.maxAttempts=%d, tableCopy=%s,"
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
-            + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s]",
+            + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s,"
+            + " publicationRefreshInterval=%s]",
         pipelineId,
         publication,
         source,
@@ -253,7 +264,8 @@ public record PipelineConfig(
         pgoutputStreaming,
         statusInterval,
         shutdownTimeout,
-        lifecyclePollInterval);
+        lifecyclePollInterval,
+        publicationRefreshInterval);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -277,6 +289,7 @@ public record PipelineConfig(
     private Duration statusInterval = DEFAULT_STATUS_INTERVAL;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
     private Duration lifecyclePollInterval = DEFAULT_LIFECYCLE_POLL_INTERVAL;
+    private Duration publicationRefreshInterval = DEFAULT_PUBLICATION_REFRESH_INTERVAL;
 
     private Builder() {}
 
@@ -490,6 +503,17 @@ public record PipelineConfig(
     }
 
     /**
+     * Sets how often the publication's tables are read again (default 5 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder publicationRefreshInterval(Duration value) {
+      this.publicationRefreshInterval = value;
+      return this;
+    }
+
+    /**
      * Validates and builds the configuration.
      *
      * @return the configuration
@@ -515,7 +539,8 @@ public record PipelineConfig(
           pgoutputStreaming,
           statusInterval,
           shutdownTimeout,
-          lifecyclePollInterval);
+          lifecyclePollInterval,
+          publicationRefreshInterval);
     }
   }
 }

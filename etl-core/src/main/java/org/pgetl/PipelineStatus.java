@@ -15,10 +15,15 @@ import org.pgetl.store.TableState;
  * @param phase what the pipeline is doing
  * @param lifecycle the destination's effective lifecycle state; null until the lifecycle row was
  *     read once (nothing is read or delivered before)
- * @param tables each table's name (null until its first copy) and state
+ * @param tables each table's name (null while not known), state (an {@code Errored} state carries
+ *     its error) and rows copied
  * @param applyLsn the apply stream's stored durable progress
  * @param lagBytes the server's WAL end minus the slot's confirmed flush position, from the last
  *     sample; -1 when unknown
+ * @param lagTime how far the destination is behind in time: from the commit of the oldest
+ *     transaction the apply stream received but the destination has not made durable, to now; zero
+ *     when nothing waits
+ * @param lagSampledAt when {@code lagBytes} was sampled, or null before the first sample
  * @param errors recent failures (table errors, retried connection losses), oldest first
  */
 public record PipelineStatus(
@@ -28,6 +33,8 @@ public record PipelineStatus(
     Map<TableId, TableStatus> tables,
     Lsn applyLsn,
     long lagBytes,
+    java.time.Duration lagTime,
+    java.time.Instant lagSampledAt,
     List<String> errors) {
 
   /** What a pipeline is doing. */
@@ -55,10 +62,12 @@ public record PipelineStatus(
   /**
    * One table's status.
    *
-   * @param name the table's name, or null before its first copy
-   * @param state its state
+   * @param name the table's name, or null while not known
+   * @param state its state; an {@link TableState.Errored} state carries the error, its hint and
+   *     when it is retried
+   * @param rowsCopied the rows of its current (or last finished) copy
    */
-  public record TableStatus(TableName name, TableState state) {}
+  public record TableStatus(TableName name, TableState state, long rowsCopied) {}
 
   /** Copies the collections. */
   public PipelineStatus {

@@ -17,8 +17,8 @@ import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
-import org.pgetl.model.TableSchema;
 
 /**
  * A {@link PipelineStore} in memory, for tests, demos and pipelines whose state may be lost with
@@ -32,9 +32,12 @@ public final class MemoryStore implements PipelineStore {
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<TableId, Deque<TableState>> states = new HashMap<>();
   private final Map<ProgressKey, Lsn> progress = new HashMap<>();
-  private final Map<TableId, TreeMap<Lsn, TableSchema>> schemas = new HashMap<>();
+  private final Map<TableId, TreeMap<Lsn, ReplicatedTableSchema>> schemas = new HashMap<>();
   private final Map<TableId, DestinationTableMetadata> metadata = new HashMap<>();
   private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
+  private final Map<Long, TableRequest> requests = new TreeMap<>();
+  private final Map<TableId, CopyRecord> copies = new HashMap<>();
+  private long nextRequestId = 1;
 
   /**
    * Creates an empty store for a pipeline.
@@ -170,14 +173,14 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public Optional<TableSchema> tableSchema(TableId table, Lsn lsn) {
+  public Optional<ReplicatedTableSchema> tableSchema(TableId table, Lsn lsn) {
     lock.lock();
     try {
-      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      TreeMap<Lsn, ReplicatedTableSchema> versions = schemas.get(table);
       if (versions == null) {
         return Optional.empty();
       }
-      Map.Entry<Lsn, TableSchema> e = versions.floorEntry(lsn);
+      Map.Entry<Lsn, ReplicatedTableSchema> e = versions.floorEntry(lsn);
       return e == null ? Optional.empty() : Optional.of(e.getValue());
     } finally {
       lock.unlock();
@@ -185,10 +188,10 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public List<TableSchema> tableSchemas(TableId table) {
+  public List<ReplicatedTableSchema> tableSchemas(TableId table) {
     lock.lock();
     try {
-      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      TreeMap<Lsn, ReplicatedTableSchema> versions = schemas.get(table);
       return versions == null ? List.of() : List.copyOf(versions.values());
     } finally {
       lock.unlock();
@@ -196,10 +199,12 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public void storeTableSchema(TableSchema schema) {
+  public void storeTableSchema(ReplicatedTableSchema schema) {
     lock.lock();
     try {
-      schemas.computeIfAbsent(schema.id(), k -> new TreeMap<>()).put(schema.snapshotLsn(), schema);
+      schemas
+          .computeIfAbsent(schema.id(), k -> new TreeMap<>())
+          .put(schema.tableSchema().snapshotLsn(), schema);
     } finally {
       lock.unlock();
     }
@@ -209,7 +214,7 @@ public final class MemoryStore implements PipelineStore {
   public int pruneTableSchemas(TableId table, Lsn durableLsn) {
     lock.lock();
     try {
-      TreeMap<Lsn, TableSchema> versions = schemas.get(table);
+      TreeMap<Lsn, ReplicatedTableSchema> versions = schemas.get(table);
       if (versions == null) {
         return 0;
       }
@@ -217,7 +222,7 @@ public final class MemoryStore implements PipelineStore {
       if (keep == null) {
         return 0;
       }
-      Map<Lsn, TableSchema> older = versions.headMap(keep, false);
+      Map<Lsn, ReplicatedTableSchema> older = versions.headMap(keep, false);
       int n = older.size();
       older.clear();
       return n;
@@ -273,9 +278,67 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
+  public TableRequest requestTableAction(
+      TableId table, TableRequest.Action action, String requestedBy) {
+    Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(action, "action");
+    lock.lock();
+    try {
+      TableRequest r = new TableRequest(nextRequestId++, table, action, requestedBy, Instant.now());
+      requests.put(r.id(), r);
+      return r;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public List<TableRequest> tableRequests() {
+    lock.lock();
+    try {
+      return List.copyOf(requests.values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void completeTableRequest(long requestId) {
+    lock.lock();
+    try {
+      requests.remove(requestId);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void recordCopy(TableId table, CopyRecord copy) {
+    Objects.requireNonNull(copy, "copy");
+    lock.lock();
+    try {
+      copies.put(table, copy);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Map<TableId, CopyRecord> copies() {
+    lock.lock();
+    try {
+      return Map.copyOf(copies);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
   public void deleteTable(TableId table) {
     lock.lock();
     try {
+      copies.remove(table);
+      requests.values().removeIf(r -> r.table().equals(table));
       states.remove(table);
       schemas.remove(table);
       metadata.remove(table);
@@ -289,6 +352,8 @@ public final class MemoryStore implements PipelineStore {
   public void deletePipelineState() {
     lock.lock();
     try {
+      copies.clear();
+      requests.clear();
       states.clear();
       schemas.clear();
       metadata.clear();

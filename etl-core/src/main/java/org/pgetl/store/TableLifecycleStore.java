@@ -1,5 +1,7 @@
 package org.pgetl.store;
 
+import java.util.List;
+import java.util.Map;
 import org.pgetl.model.TableId;
 
 /**
@@ -36,4 +38,44 @@ public interface TableLifecycleStore {
    * destination is retired): states, progress, schemas, destination metadata.
    */
   void deletePipelineState();
+
+  /**
+   * Records an operator's request for a table, for the running pipeline (which reads requests with
+   * its lifecycle poll) or the next start.
+   *
+   * @param table the table
+   * @param action what to do
+   * @param requestedBy who asks, or null
+   * @return the request as stored
+   */
+  TableRequest requestTableAction(TableId table, TableRequest.Action action, String requestedBy);
+
+  /**
+   * Returns the requests not yet carried out, oldest first.
+   *
+   * @return the pending requests
+   */
+  List<TableRequest> tableRequests();
+
+  /**
+   * Deletes a request that was carried out (or could not apply). Unknown ids are ignored.
+   *
+   * @param requestId the request's id
+   */
+  void completeTableRequest(long requestId);
+
+  /**
+   * Records the last finished copy of a table, replacing the one before.
+   *
+   * @param table the table
+   * @param copy the copy
+   */
+  void recordCopy(TableId table, CopyRecord copy);
+
+  /**
+   * Returns the last finished copy of every table that has one.
+   *
+   * @return the copies, by table
+   */
+  Map<TableId, CopyRecord> copies();
 }

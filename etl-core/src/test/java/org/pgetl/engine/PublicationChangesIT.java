@@ -11,6 +11,8 @@ import static org.pgetl.engine.PipelineHarness.start;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.Pipeline;
@@ -78,6 +80,94 @@ class PublicationChangesIT {
           .isZero();
       db.execute("INSERT INTO stays VALUES (1000)");
       recording.awaitRowsEqual(name("stays"), sourceRows(db, "stays"), WAIT);
+    }
+  }
+
+  /**
+   * A table added to the publication while the pipeline streams under load is copied live, without
+   * a restart, and every change made to it before and after its copy arrives.
+   */
+  @Test
+  void aTableAddedWhileStreamingUnderLoadIsCopiedLiveWithEveryChange(TestDatabase db)
+      throws Exception {
+    db.execute(
+        "CREATE TABLE first (id int PRIMARY KEY, v int)",
+        "CREATE TABLE joins (id int PRIMARY KEY, v int)",
+        "INSERT INTO first SELECT g, 0 FROM generate_series(1, 100) g",
+        "INSERT INTO joins SELECT g, 0 FROM generate_series(1, 2000) g",
+        "CREATE PUBLICATION pub_joins FOR TABLE first");
+    MemoryStore store = new MemoryStore("joins");
+    RecordingDestination dest = RecordingDestination.create();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger n = new AtomicInteger();
+    Thread load =
+        new Thread(
+            () -> {
+              while (!stop.get()) {
+                int i = n.incrementAndGet();
+                db.execute(
+                    "UPDATE first SET v = " + i + " WHERE id = " + (1 + i % 100),
+                    "UPDATE joins SET v = " + i + " WHERE id = " + (1 + i % 2000),
+                    "INSERT INTO joins VALUES (" + (10000 + i) + ", " + i + ")");
+              }
+            });
+    try (Pipeline p =
+        start(
+            config(db, "joins", "pub_joins")
+                .publicationRefreshInterval(Duration.ofMillis(500))
+                .build(),
+            store,
+            dest)) {
+      PipelineHarness.awaitAllReady(store, 1);
+      load.start();
+      await().atMost(WAIT).until(() -> n.get() > 20);
+      db.execute("ALTER PUBLICATION pub_joins ADD TABLE joins");
+      TableId joins = oid(db, "joins");
+      PipelineHarness.awaitState(store, joins, TableState.Type.READY);
+      await().atMost(WAIT).until(() -> n.get() > 100);
+      stop.set(true);
+      load.join();
+      db.execute("INSERT INTO joins VALUES (-1, -1)", "INSERT INTO first VALUES (-1, -1)");
+      dest.awaitRowsEqual(name("joins"), sourceRows(db, "joins"), WAIT);
+      dest.awaitRowsEqual(name("first"), sourceRows(db, "first"), WAIT);
+      assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, name("joins"))).isEqualTo(1);
+      assertThat(dest.violations()).isEmpty();
+      assertThat(p.failure()).isEmpty();
+    } finally {
+      stop.set(true);
+      load.join();
+    }
+  }
+
+  /** A table removed from the publication while it streams loses its state within seconds. */
+  @Test
+  void aTableRemovedWhileStreamingIsCleanedUpWithinSeconds(TestDatabase db) throws Exception {
+    db.execute(
+        "CREATE TABLE keep (id int PRIMARY KEY)",
+        "CREATE TABLE drop_me (id int PRIMARY KEY)",
+        "CREATE PUBLICATION pub_drop_me FOR TABLE keep, drop_me");
+    TableId dropMe = oid(db, "drop_me");
+    MemoryStore store = new MemoryStore("drop_me");
+    RecordingDestination dest = RecordingDestination.create();
+    try (Pipeline p =
+        start(
+            config(db, "drop_me", "pub_drop_me")
+                .publicationRefreshInterval(Duration.ofMillis(500))
+                .build(),
+            store,
+            dest)) {
+      PipelineHarness.awaitAllReady(store, 2);
+      db.execute("ALTER PUBLICATION pub_drop_me DROP TABLE drop_me");
+      await().atMost(Duration.ofSeconds(10)).until(() -> store.tableState(dropMe).isEmpty());
+      assertThat(p.status().tables()).doesNotContainKey(dropMe);
+      db.execute("INSERT INTO drop_me VALUES (1)", "INSERT INTO keep VALUES (1)");
+      dest.awaitRowsEqual(name("keep"), sourceRows(db, "keep"), WAIT);
+      assertThat(dest.rowCount(name("drop_me"))).isZero();
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE ?",
+                  "pgetl_sync_drop_me_%"))
+          .isZero();
     }
   }
 }

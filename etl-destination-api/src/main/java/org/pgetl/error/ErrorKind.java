@@ -30,6 +30,8 @@ public enum ErrorKind {
   SOURCE_SNAPSHOT_TOO_OLD(Group.SOURCE),
   /** A server limit was reached ({@code max_replication_slots}, {@code max_wal_senders}, ...). */
   SOURCE_CONFIGURATION_LIMIT_EXCEEDED(Group.SOURCE),
+  /** A serialization failure or a deadlock on the source (SQLSTATE 40001, 40P01). */
+  SOURCE_TRANSACTION_CONFLICT(Group.SOURCE),
   /** The source's {@code wal_level} is not {@code logical}: no logical replication is possible. */
   SOURCE_WAL_LEVEL_NOT_LOGICAL(Group.SOURCE),
   /** Any other source failure. */
@@ -171,34 +173,45 @@ public enum ErrorKind {
                   + BOUNDED_RETRIES);
       case SOURCE_QUERY_FAILED ->
           manual(
-              "read the SQL error in the detail, fix its cause on the source, then roll the table back");
+              "read the SQL error in the detail, fix its cause on the source, then retry the table (pgetl tables retry)");
       case SOURCE_SCHEMA_ERROR ->
           manual(
               "the table's shape on the source is not what the pipeline expects: fix the table or the"
-                  + " publication, then roll the table back");
+                  + " publication, then retry the table (pgetl tables retry)");
       case SOURCE_REPLICA_IDENTITY_ERROR ->
           manual(
               "give the table a primary key or set REPLICA IDENTITY (FULL or USING INDEX), then"
-                  + " start the pipeline again (a table already errored for it: roll it back)");
+                  + " start the pipeline again, or retry a table that failed for it (pgetl tables"
+                  + " retry)");
       case SOURCE_SNAPSHOT_TOO_OLD ->
           manual(
               "the copy snapshot expired: raise old_snapshot_threshold or copy with fewer tables at"
-                  + " once, then roll the table back");
+                  + " once, then retry the table (pgetl tables retry)");
       case SOURCE_CONFIGURATION_LIMIT_EXCEEDED ->
-          manual(
-              "raise max_replication_slots / max_wal_senders on the source or lower"
-                  + " maxTableSyncWorkers, then restart the pipeline");
+          timed(
+              "the source has no free replication slot, WAL sender or connection: raise"
+                  + " max_replication_slots / max_wal_senders / max_connections on the source, or"
+                  + " lower maxTableSyncWorkers (a running pipeline retries until one is free; a"
+                  + " start fails at once)");
+      case SOURCE_TRANSACTION_CONFLICT ->
+          timed(
+              "a statement lost a serialization or deadlock conflict on the source; the pipeline"
+                  + " retries"
+                  + BOUNDED_RETRIES);
       case SOURCE_WAL_LEVEL_NOT_LOGICAL ->
           manual(
               "set wal_level = logical on the source (ALTER SYSTEM SET wal_level = logical, or the"
                   + " parameter group of a managed server) and restart the server, then start the"
                   + " pipeline again");
       case SOURCE_ERROR ->
-          manual("read the detail for the source error, fix it, then roll the table back");
+          manual(
+              "read the detail for the source error, fix it, then retry the table (pgetl tables retry)");
       case DESTINATION_QUERY_FAILED ->
-          manual("read the destination's error in the detail, fix it, then roll the table back");
+          manual(
+              "read the destination's error in the detail, fix it, then retry the table (pgetl tables retry)");
       case DESTINATION_SCHEMA_ERROR ->
-          manual("make the destination table match the source schema, then roll the table back");
+          manual(
+              "make the destination table match the source schema, then retry the table (pgetl tables retry)");
       case DESTINATION_SCHEMA_REWIND ->
           manual(
               "the destination holds a newer schema than the replayed data: reset the table to copy it"
@@ -206,18 +219,19 @@ public enum ErrorKind {
       case UNSUPPORTED_VALUE_IN_DESTINATION ->
           manual(
               "the destination cannot store a value of this table: change the column type or the"
-                  + " destination, then roll the table back");
+                  + " destination, then retry the table (pgetl tables retry)");
       case DESTINATION_CONTRACT_VIOLATION ->
           manual(
               "the destination broke the acknowledgement contract (see docs/destination-contract.md):"
                   + " fix the destination, then restart");
       case DESTINATION_ERROR ->
-          manual("read the destination's error in the detail, fix it, then roll the table back");
+          manual(
+              "read the destination's error in the detail, fix it, then retry the table (pgetl tables retry)");
       case REPLICATION_SLOT_NOT_FOUND ->
           manual(
               "the replication slot is gone with the changes it held: for the apply slot, set"
                   + " invalidatedSlotBehavior=RECREATE to copy every table again; for a table's"
-                  + " slot, roll the table back to copy it again");
+                  + " slot, resync the table (pgetl tables resync) to copy it again");
       case REPLICATION_SLOT_ALREADY_EXISTS ->
           manual("another process uses this pipeline id: stop it, or drop the slot, then restart");
       case REPLICATION_SLOT_NOT_CREATED ->
@@ -242,7 +256,8 @@ public enum ErrorKind {
                   + " that its database is reachable (a running pipeline retries by itself for as"
                   + " long as it takes; a start fails at once)");
       case STATE_ROLLBACK_ERROR ->
-          manual("the table has no earlier state to roll back to: reset it instead");
+          manual(
+              "the table has no earlier state to roll back to: resync it instead (pgetl tables resync)");
       case WORKER_PANIC ->
           manual(
               "a worker died of an unexpected error: report it with the detail, then roll the table"
@@ -265,8 +280,8 @@ public enum ErrorKind {
       case PERMISSION_DENIED ->
           manual(
               "grant the privilege named in the message (see docs/operations.md for the minimal"
-                  + " grants), then start the pipeline again (a table already errored for it: roll"
-                  + " it back)");
+                  + " grants), then start the pipeline again, or retry a table that failed for it"
+                  + " (pgetl tables retry)");
       case TLS_ERROR -> manual("check sslmode, the root certificate and the server certificate");
     };
   }

@@ -69,6 +69,7 @@ public final class Main {
     cli.addSubcommand("replicate", new ReplicateCommand(context));
     cli.addSubcommand("check", new CheckCommand(context));
     cli.addSubcommand("lifecycle", LifecycleCommand.commandLine(context));
+    cli.addSubcommand("tables", TablesCommand.commandLine(context));
     cli.addSubcommand("help", new CommandLine.HelpCommand());
     cli.setOut(new java.io.PrintWriter(context.out(), true));
     cli.setErr(new java.io.PrintWriter(context.err(), true));

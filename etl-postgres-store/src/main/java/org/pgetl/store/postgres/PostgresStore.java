@@ -27,11 +27,14 @@ import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
+import org.pgetl.store.CopyRecord;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
+import org.pgetl.store.TableRequest;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,7 +87,7 @@ public final class PostgresStore implements PipelineStore {
 
   private final ConcurrentHashMap<TableId, TableState> states = new ConcurrentHashMap<>();
   // Values are immutable; a table absent from the map is not loaded yet.
-  private final ConcurrentHashMap<TableId, NavigableMap<Lsn, TableSchema>> schemas =
+  private final ConcurrentHashMap<TableId, NavigableMap<Lsn, ReplicatedTableSchema>> schemas =
       new ConcurrentHashMap<>();
   // Optional.empty() caches "no metadata"; a table absent from the map is not loaded yet.
   private final ConcurrentHashMap<TableId, Optional<DestinationTableMetadata>> metadata =
@@ -389,19 +392,19 @@ public final class PostgresStore implements PipelineStore {
   // ---------------------------------------------------------------- schemas
 
   @Override
-  public Optional<TableSchema> tableSchema(TableId table, Lsn lsn) {
+  public Optional<ReplicatedTableSchema> tableSchema(TableId table, Lsn lsn) {
     Objects.requireNonNull(lsn, "lsn");
-    Map.Entry<Lsn, TableSchema> e = versions(table).floorEntry(lsn);
+    Map.Entry<Lsn, ReplicatedTableSchema> e = versions(table).floorEntry(lsn);
     return e == null ? Optional.empty() : Optional.of(e.getValue());
   }
 
   @Override
-  public List<TableSchema> tableSchemas(TableId table) {
+  public List<ReplicatedTableSchema> tableSchemas(TableId table) {
     return List.copyOf(versions(table).values());
   }
 
-  private NavigableMap<Lsn, TableSchema> versions(TableId table) {
-    NavigableMap<Lsn, TableSchema> cached = schemas.get(table);
+  private NavigableMap<Lsn, ReplicatedTableSchema> versions(TableId table) {
+    NavigableMap<Lsn, ReplicatedTableSchema> cached = schemas.get(table);
     if (cached != null) {
       return cached;
     }
@@ -411,7 +414,7 @@ public final class PostgresStore implements PipelineStore {
       if (cached != null) {
         return cached;
       }
-      NavigableMap<Lsn, TableSchema> loaded =
+      NavigableMap<Lsn, ReplicatedTableSchema> loaded =
           jdbc.autocommit(
               "loading the schema versions of table " + table, c -> loadSchemas(c, table));
       schemas.put(table, loaded);
@@ -421,31 +424,32 @@ public final class PostgresStore implements PipelineStore {
     }
   }
 
-  private NavigableMap<Lsn, TableSchema> loadSchemas(Connection c, TableId table)
+  private NavigableMap<Lsn, ReplicatedTableSchema> loadSchemas(Connection c, TableId table)
       throws SQLException {
-    TreeMap<Lsn, TableSchema> out = new TreeMap<>();
+    TreeMap<Lsn, ReplicatedTableSchema> out = new TreeMap<>();
     try (PreparedStatement ps = c.prepareStatement(sql.selectSchemas)) {
       ps.setString(1, pipelineId);
       ps.setLong(2, table.oid());
       try (ResultSet rs = ps.executeQuery()) {
         long currentId = -1;
-        TableName name = null;
-        Lsn snapshot = null;
-        List<ColumnSchema> columns = new ArrayList<>();
+        SchemaRows version = null;
         while (rs.next()) {
           long id = rs.getLong(1);
           if (id != currentId) {
-            if (currentId != -1) {
-              out.put(snapshot, new TableSchema(table, name, columns, snapshot));
+            if (version != null) {
+              out.put(version.snapshot, version.build());
             }
             currentId = id;
-            name = new TableName(rs.getString(2), rs.getString(3));
-            snapshot = Lsn.parse(rs.getString(4));
-            columns = new ArrayList<>();
+            version =
+                new SchemaRows(
+                    table,
+                    new TableName(rs.getString(2), rs.getString(3)),
+                    Lsn.parse(rs.getString(4)),
+                    rs.getString(14));
           }
           rs.getInt(5);
           if (!rs.wasNull()) {
-            columns.add(
+            version.add(
                 new ColumnSchema(
                     rs.getString(6),
                     (int) rs.getLong(7),
@@ -454,11 +458,13 @@ public final class PostgresStore implements PipelineStore {
                     rs.getInt(10),
                     rs.getInt(11),
                     rs.getBoolean(12),
-                    rs.getString(13)));
+                    rs.getString(13)),
+                rs.getBoolean(15),
+                rs.getInt(16));
           }
         }
-        if (currentId != -1) {
-          out.put(snapshot, new TableSchema(table, name, columns, snapshot));
+        if (version != null) {
+          out.put(version.snapshot, version.build());
         }
       }
     }
@@ -466,13 +472,15 @@ public final class PostgresStore implements PipelineStore {
   }
 
   @Override
-  public void storeTableSchema(TableSchema schema) {
+  public void storeTableSchema(ReplicatedTableSchema schema) {
     Objects.requireNonNull(schema, "schema");
     TableId table = schema.id();
+    TableSchema full = schema.tableSchema();
+    int[] identityOrdinals = SchemaRows.identityOrdinals(schema);
     TableLocks.Held held = locks.table(table);
     try {
       jdbc.transaction(
-          "storing the schema of table " + table + " at " + schema.snapshotLsn(),
+          "storing the schema of table " + table + " at " + full.snapshotLsn(),
           c -> {
             long id;
             try (PreparedStatement ps = c.prepareStatement(sql.upsertSchema)) {
@@ -480,7 +488,8 @@ public final class PostgresStore implements PipelineStore {
               ps.setLong(2, table.oid());
               ps.setString(3, schema.name().schema());
               ps.setString(4, schema.name().name());
-              ps.setString(5, schema.snapshotLsn().toString());
+              ps.setString(5, full.snapshotLsn().toString());
+              ps.setString(6, SchemaRows.identityCode(schema.identity()));
               try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 id = rs.getLong(1);
@@ -490,12 +499,12 @@ public final class PostgresStore implements PipelineStore {
               ps.setLong(1, id);
               ps.executeUpdate();
             }
-            if (!schema.columns().isEmpty()) {
+            if (!full.columns().isEmpty()) {
               try (PreparedStatement ps = c.prepareStatement(sql.insertColumn)) {
                 int index = 0;
-                for (ColumnSchema col : schema.columns()) {
+                for (ColumnSchema col : full.columns()) {
                   ps.setLong(1, id);
-                  ps.setInt(2, index++);
+                  ps.setInt(2, index);
                   ps.setString(3, col.name());
                   ps.setLong(4, Integer.toUnsignedLong(col.typeOid()));
                   ps.setInt(5, col.typeModifier());
@@ -504,7 +513,10 @@ public final class PostgresStore implements PipelineStore {
                   ps.setInt(8, col.primaryKeyOrdinal());
                   ps.setBoolean(9, col.nullable());
                   ps.setString(10, col.defaultExpression());
+                  ps.setBoolean(11, schema.isReplicated(index));
+                  ps.setInt(12, identityOrdinals[index]);
                   ps.addBatch();
+                  index++;
                 }
                 ps.executeBatch();
               }
@@ -514,8 +526,8 @@ public final class PostgresStore implements PipelineStore {
       schemas.computeIfPresent(
           table,
           (k, v) -> {
-            TreeMap<Lsn, TableSchema> next = new TreeMap<>(v);
-            next.put(schema.snapshotLsn(), schema);
+            TreeMap<Lsn, ReplicatedTableSchema> next = new TreeMap<>(v);
+            next.put(full.snapshotLsn(), schema);
             return Collections.unmodifiableNavigableMap(next);
           });
     } finally {
@@ -679,6 +691,8 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deleteTableSchemas, table);
             execute(c, sql.deleteTableMetadata, table);
             execute(c, sql.deleteTableSyncProgress, table);
+            execute(c, sql.deleteTableRequests, table);
+            execute(c, sql.deleteTableCopy, table);
             return null;
           });
       states.remove(table);
@@ -698,6 +712,8 @@ public final class PostgresStore implements PipelineStore {
           c -> {
             execute(c, sql.deletePipelineStates, null);
             execute(c, sql.deletePipelineSchemas, null);
+            execute(c, sql.deletePipelineRequests, null);
+            execute(c, sql.deletePipelineCopies, null);
             execute(c, sql.deletePipelineMetadata, null);
             execute(c, sql.deletePipelineProgress, null);
             return null;
@@ -708,6 +724,114 @@ public final class PostgresStore implements PipelineStore {
     } finally {
       held.release();
     }
+  }
+
+  // ---------------------------------------------------------------- operator requests, copies
+
+  @Override
+  public TableRequest requestTableAction(
+      TableId table, TableRequest.Action action, String requestedBy) {
+    Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(action, "action");
+    return jdbc.autocommit(
+        "recording a " + action + " request for table " + table,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.insertRequest)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            ps.setString(3, action.name().toLowerCase(java.util.Locale.ROOT));
+            ps.setString(4, requestedBy);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new TableRequest(
+                  rs.getLong(1),
+                  table,
+                  action,
+                  requestedBy,
+                  rs.getObject(2, OffsetDateTime.class).toInstant());
+            }
+          }
+        });
+  }
+
+  @Override
+  public List<TableRequest> tableRequests() {
+    return jdbc.autocommit(
+        "reading the table requests",
+        c -> {
+          List<TableRequest> out = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement(sql.selectRequests)) {
+            ps.setString(1, pipelineId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new TableRequest(
+                        rs.getLong(1),
+                        new TableId(rs.getLong(2)),
+                        TableRequest.Action.valueOf(
+                            rs.getString(3).toUpperCase(java.util.Locale.ROOT)),
+                        rs.getString(4),
+                        rs.getObject(5, OffsetDateTime.class).toInstant()));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public void completeTableRequest(long requestId) {
+    jdbc.autocommit(
+        "deleting table request " + requestId,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.deleteRequest)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, requestId);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  public void recordCopy(TableId table, CopyRecord copy) {
+    Objects.requireNonNull(copy, "copy");
+    jdbc.autocommit(
+        "recording the copy of table " + table,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.upsertCopy)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            ps.setString(3, copy.attemptId().toString());
+            ps.setLong(4, copy.rows());
+            ps.setLong(5, copy.batches());
+            ps.setObject(6, OffsetDateTime.ofInstant(copy.finishedAt(), java.time.ZoneOffset.UTC));
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  public Map<TableId, CopyRecord> copies() {
+    return jdbc.autocommit(
+        "reading the table copies",
+        c -> {
+          Map<TableId, CopyRecord> out = new java.util.TreeMap<>();
+          try (PreparedStatement ps = c.prepareStatement(sql.selectCopies)) {
+            ps.setString(1, pipelineId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.put(
+                    new TableId(rs.getLong(1)),
+                    new CopyRecord(
+                        java.util.UUID.fromString(rs.getString(2)),
+                        rs.getLong(3),
+                        rs.getLong(4),
+                        rs.getObject(5, OffsetDateTime.class).toInstant()));
+              }
+            }
+          }
+          return out;
+        });
   }
 
   // ---------------------------------------------------------------- destination lifecycle

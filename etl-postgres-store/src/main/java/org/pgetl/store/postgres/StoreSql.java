@@ -48,6 +48,17 @@ final class StoreSql {
   final String selectLifecycle;
   final String upsertLifecycle;
 
+  // --- table_requests, table_copies
+  final String insertRequest;
+  final String selectRequests;
+  final String deleteRequest;
+  final String deleteTableRequests;
+  final String deletePipelineRequests;
+  final String upsertCopy;
+  final String selectCopies;
+  final String deleteTableCopy;
+  final String deletePipelineCopies;
+
   StoreSql(String schema) {
     String s = TableName.quoteIdentifier(schema) + ".";
     String state = s + "replication_state";
@@ -56,6 +67,8 @@ final class StoreSql {
     String columns = s + "table_columns";
     String metadata = s + "destination_tables_metadata";
     String lifecycle = s + "destination_lifecycle";
+    String requests = s + "table_requests";
+    String copies = s + "table_copies";
 
     selectCurrentStates =
         "SELECT table_id::bigint, "
@@ -149,7 +162,8 @@ final class StoreSql {
     selectSchemas =
         "SELECT v.id, v.schema_name, v.table_name, v.snapshot_lsn::text, c.column_index, c.name,"
             + " c.type_oid::bigint, c.type_modifier, c.type_name, c.ordinal_position,"
-            + " c.primary_key_ordinal, c.nullable, c.default_expression FROM "
+            + " c.primary_key_ordinal, c.nullable, c.default_expression, v.identity_kind,"
+            + " c.replicated, c.identity_ordinal FROM "
             + schemas
             + " v LEFT JOIN "
             + columns
@@ -159,18 +173,19 @@ final class StoreSql {
     upsertSchema =
         "INSERT INTO "
             + schemas
-            + " (pipeline_id, table_id, schema_name, table_name, snapshot_lsn)"
-            + " VALUES (?, ?::oid, ?, ?, ?::pg_lsn)"
+            + " (pipeline_id, table_id, schema_name, table_name, snapshot_lsn, identity_kind)"
+            + " VALUES (?, ?::oid, ?, ?, ?::pg_lsn, ?)"
             + " ON CONFLICT (pipeline_id, table_id, snapshot_lsn) DO UPDATE SET"
             + " schema_name = EXCLUDED.schema_name, table_name = EXCLUDED.table_name,"
-            + " created_at = now() RETURNING id";
+            + " identity_kind = EXCLUDED.identity_kind, created_at = now() RETURNING id";
     deleteColumns = "DELETE FROM " + columns + " WHERE table_schema_id = ?";
     insertColumn =
         "INSERT INTO "
             + columns
             + " (table_schema_id, column_index, name, type_oid, type_modifier, type_name,"
-            + " ordinal_position, primary_key_ordinal, nullable, default_expression)"
-            + " VALUES (?, ?, ?, ?::oid, ?, ?, ?, ?, ?, ?)";
+            + " ordinal_position, primary_key_ordinal, nullable, default_expression, replicated,"
+            + " identity_ordinal)"
+            + " VALUES (?, ?, ?, ?::oid, ?, ?, ?, ?, ?, ?, ?, ?)";
     // Keeps the newest version at or before the durable LSN, and every newer one.
     pruneSchemas =
         "DELETE FROM "
@@ -212,5 +227,33 @@ final class StoreSql {
             + " ON CONFLICT (pipeline_id, destination_name) DO UPDATE SET"
             + " state = EXCLUDED.state, reason = EXCLUDED.reason,"
             + " updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at";
+
+    insertRequest =
+        "INSERT INTO "
+            + requests
+            + " (pipeline_id, table_id, action, requested_by) VALUES (?, ?::oid, ?, ?)"
+            + " RETURNING id, requested_at";
+    selectRequests =
+        "SELECT id, table_id::bigint, action, requested_by, requested_at FROM "
+            + requests
+            + " WHERE pipeline_id = ? ORDER BY id";
+    deleteRequest = "DELETE FROM " + requests + " WHERE pipeline_id = ? AND id = ?";
+    deleteTableRequests =
+        "DELETE FROM " + requests + " WHERE pipeline_id = ? AND table_id = ?::oid";
+    deletePipelineRequests = "DELETE FROM " + requests + " WHERE pipeline_id = ?";
+    upsertCopy =
+        "INSERT INTO "
+            + copies
+            + " (pipeline_id, table_id, attempt_id, rows_copied, batches, finished_at)"
+            + " VALUES (?, ?::oid, ?::uuid, ?, ?, ?)"
+            + " ON CONFLICT (pipeline_id, table_id) DO UPDATE SET"
+            + " attempt_id = EXCLUDED.attempt_id, rows_copied = EXCLUDED.rows_copied,"
+            + " batches = EXCLUDED.batches, finished_at = EXCLUDED.finished_at";
+    selectCopies =
+        "SELECT table_id::bigint, attempt_id::text, rows_copied, batches, finished_at FROM "
+            + copies
+            + " WHERE pipeline_id = ?";
+    deleteTableCopy = "DELETE FROM " + copies + " WHERE pipeline_id = ? AND table_id = ?::oid";
+    deletePipelineCopies = "DELETE FROM " + copies + " WHERE pipeline_id = ?";
   }
 }

@@ -23,7 +23,9 @@ import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
@@ -77,13 +79,14 @@ abstract class PipelineStoreContract {
     return Lsn.parse(text);
   }
 
-  static TableSchema schema(TableId id, String lsn, String... columnNames) {
+  static ReplicatedTableSchema schema(TableId id, String lsn, String... columnNames) {
     List<ColumnSchema> cols = new ArrayList<>();
     for (int i = 0; i < columnNames.length; i++) {
       cols.add(
           new ColumnSchema(columnNames[i], 23, -1, "integer", i + 1, i == 0 ? 1 : 0, i != 0, null));
     }
-    return new TableSchema(id, new TableName("public", "t" + id), cols, lsn(lsn));
+    return ReplicatedTableSchema.allColumns(
+        new TableSchema(id, new TableName("public", "t" + id), cols, lsn(lsn)));
   }
 
   // ------------------------------------------------------------------ empty store
@@ -102,6 +105,48 @@ abstract class PipelineStoreContract {
     assertThat(store.tableSchema(T1, Lsn.MAX)).isEmpty();
     assertThat(store.get(T1)).isEmpty();
     assertThat(store.readLifecycle("lake")).isEmpty();
+  }
+
+  // ------------------------------------------------------------------ requests and copies
+
+  @Test
+  void tableRequestsAreKeptInOrderUntilCompletedAndScopedToTheirPipeline() {
+    PipelineStore store = newStore();
+    PipelineStore other = newStore();
+    org.pgetl.store.TableRequest first =
+        store.requestTableAction(T1, org.pgetl.store.TableRequest.Action.RESYNC, "ops");
+    org.pgetl.store.TableRequest second =
+        store.requestTableAction(T2, org.pgetl.store.TableRequest.Action.RETRY, null);
+    other.requestTableAction(T1, org.pgetl.store.TableRequest.Action.RETRY, "elsewhere");
+
+    assertThat(store.tableRequests()).containsExactly(first, second);
+    assertThat(first.requestedBy()).isEqualTo("ops");
+    assertThat(second.id()).isGreaterThan(first.id());
+    store.completeTableRequest(first.id());
+    store.completeTableRequest(424242L); // unknown: ignored
+    assertThat(store.tableRequests()).containsExactly(second);
+    assertThat(other.tableRequests()).hasSize(1);
+    store.deleteTable(T2);
+    assertThat(store.tableRequests()).isEmpty();
+  }
+
+  @Test
+  void theLastCopyOfATableReplacesTheOneBefore() {
+    PipelineStore store = newStore();
+    java.time.Instant at = java.time.Instant.parse("2026-01-02T03:04:05Z");
+    org.pgetl.store.CopyRecord a =
+        new org.pgetl.store.CopyRecord(java.util.UUID.randomUUID(), 10, 2, at);
+    org.pgetl.store.CopyRecord b =
+        new org.pgetl.store.CopyRecord(java.util.UUID.randomUUID(), 20, 3, at.plusSeconds(60));
+    store.recordCopy(T1, a);
+    store.recordCopy(T1, b);
+    store.recordCopy(T2, a);
+
+    assertThat(store.copies()).containsEntry(T1, b).containsEntry(T2, a).hasSize(2);
+    store.deleteTable(T2);
+    assertThat(store.copies()).containsOnlyKeys(T1);
+    store.deletePipelineState();
+    assertThat(store.copies()).isEmpty();
   }
 
   // ------------------------------------------------------------------ states
@@ -344,9 +389,9 @@ abstract class PipelineStoreContract {
   @Test
   void schemaVersionsAreFoundByLsn() {
     PipelineStore store = newStore();
-    TableSchema v0 = schema(T1, "0/0", "id");
-    TableSchema v1 = schema(T1, "0/100", "id", "a");
-    TableSchema v2 = schema(T1, "1/0", "id", "a", "b");
+    ReplicatedTableSchema v0 = schema(T1, "0/0", "id");
+    ReplicatedTableSchema v1 = schema(T1, "0/100", "id", "a");
+    ReplicatedTableSchema v2 = schema(T1, "1/0", "id", "a", "b");
     store.storeTableSchema(v1);
     store.storeTableSchema(v2);
     store.storeTableSchema(v0);
@@ -359,7 +404,7 @@ abstract class PipelineStoreContract {
     assertThat(store.tableSchema(T1, Lsn.MAX)).contains(v2);
     assertThat(store.tableSchemas(T2)).isEmpty();
 
-    TableSchema late = schema(T2, "0/50", "id");
+    ReplicatedTableSchema late = schema(T2, "0/50", "id");
     store.storeTableSchema(late);
     assertThat(store.tableSchema(T2, lsn("0/4F"))).isEmpty();
     assertThat(store.tableSchema(T2, lsn("0/50"))).contains(late);
@@ -369,8 +414,9 @@ abstract class PipelineStoreContract {
   void storingTheSameVersionAgainReplacesIt() {
     PipelineStore store = newStore();
     store.storeTableSchema(schema(T1, "0/100", "id", "a", "b"));
-    TableSchema replacement =
-        new TableSchema(T1, new TableName("public", "renamed"), List.of(), lsn("0/100"));
+    ReplicatedTableSchema replacement =
+        ReplicatedTableSchema.allColumns(
+            new TableSchema(T1, new TableName("public", "renamed"), List.of(), lsn("0/100")));
     store.storeTableSchema(replacement);
 
     assertThat(store.tableSchemas(T1)).containsExactly(replacement);
@@ -388,8 +434,10 @@ abstract class PipelineStoreContract {
             // A domain or extension type with an oid above 2^31.
             new ColumnSchema("ext", -5, 12, "my_type", 7, 0, true, null),
             new ColumnSchema("żółw", 1009, -1, "text[]", 8, 0, true, "'{}'::text[]"));
-    TableSchema s =
-        new TableSchema(T_MAX_OID, new TableName("My Schema", "Order\"s"), columns, lsn("A/B"));
+    ReplicatedTableSchema s =
+        ReplicatedTableSchema.allColumns(
+            new TableSchema(
+                T_MAX_OID, new TableName("My Schema", "Order\"s"), columns, lsn("A/B")));
     store.storeTableSchema(s);
 
     assertThat(store.tableSchemas(T_MAX_OID)).containsExactly(s);
@@ -397,14 +445,60 @@ abstract class PipelineStoreContract {
   }
 
   @Test
+  void theReplicaIdentityAndTheColumnListRoundTrip() {
+    PipelineStore store = newStore();
+    List<ColumnSchema> columns =
+        List.of(
+            new ColumnSchema("id", 23, -1, "integer", 1, 1, false, null),
+            new ColumnSchema("secret", 25, -1, "text", 2, 0, true, null),
+            new ColumnSchema("a", 23, -1, "integer", 4, 0, false, null),
+            new ColumnSchema("b", 23, -1, "integer", 5, 0, false, null),
+            new ColumnSchema("note", 25, -1, "text", 6, 0, true, null));
+    TableSchema table = new TableSchema(T1, new TableName("public", "t"), columns, lsn("0/10"));
+    boolean[] withoutSecret = {true, false, true, true, true};
+    // USING INDEX on (b, a): key order differs from attnum order; "secret" is not published.
+    ReplicatedTableSchema index =
+        ReplicatedTableSchema.of(table, withoutSecret, IdentityKind.INDEX, new int[] {2, 1});
+    ReplicatedTableSchema full =
+        ReplicatedTableSchema.of(
+            table.withSnapshotLsn(lsn("0/20")), withoutSecret, IdentityKind.FULL, new int[0]);
+    ReplicatedTableSchema nothing =
+        ReplicatedTableSchema.of(
+            table.withSnapshotLsn(lsn("0/30")),
+            new boolean[] {true, true, true, true, true},
+            IdentityKind.NOTHING,
+            new int[0]);
+    ReplicatedTableSchema primaryKey =
+        ReplicatedTableSchema.of(
+            table.withSnapshotLsn(lsn("0/40")),
+            withoutSecret,
+            IdentityKind.PRIMARY_KEY,
+            new int[] {0});
+    for (ReplicatedTableSchema s : List.of(index, full, nothing, primaryKey)) {
+      store.storeTableSchema(s);
+    }
+
+    assertThat(store.tableSchemas(T1)).containsExactly(index, full, nothing, primaryKey);
+    ReplicatedTableSchema read = store.tableSchema(T1, lsn("0/10")).orElseThrow();
+    assertThat(read.identity()).isEqualTo(IdentityKind.INDEX);
+    assertThat(read.identityColumnIndexes()).containsExactly(2, 1);
+    assertThat(read.replicationMask()).containsExactly(withoutSecret);
+    assertThat(read.columns())
+        .extracting(ColumnSchema::name)
+        .containsExactly("id", "a", "b", "note");
+    assertThat(store.tableSchema(T1, lsn("0/20")).orElseThrow().identity())
+        .isEqualTo(IdentityKind.FULL);
+  }
+
+  @Test
   void pruneKeepsTheNewestVersionAtOrBeforeTheDurableLsnAndEveryNewerOne() {
     PipelineStore store = newStore();
-    TableSchema v0 = schema(T1, "0/0", "id");
-    TableSchema v1 = schema(T1, "0/100", "id", "a");
-    TableSchema v2 = schema(T1, "0/200", "id", "a", "b");
-    TableSchema v3 = schema(T1, "0/300", "id", "a", "b", "c");
-    TableSchema other = schema(T2, "0/0", "id");
-    for (TableSchema s : List.of(v0, v1, v2, v3, other)) {
+    ReplicatedTableSchema v0 = schema(T1, "0/0", "id");
+    ReplicatedTableSchema v1 = schema(T1, "0/100", "id", "a");
+    ReplicatedTableSchema v2 = schema(T1, "0/200", "id", "a", "b");
+    ReplicatedTableSchema v3 = schema(T1, "0/300", "id", "a", "b", "c");
+    ReplicatedTableSchema other = schema(T2, "0/0", "id");
+    for (ReplicatedTableSchema s : List.of(v0, v1, v2, v3, other)) {
       store.storeTableSchema(s);
     }
 

@@ -12,6 +12,7 @@ import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
@@ -24,12 +25,13 @@ class PostgresStoreIsolationIT {
   private static final TableId T = new TableId(16_384);
   private static final TableId U = new TableId(16_390);
 
-  private static TableSchema schema(TableId id, String table, String lsn) {
-    return new TableSchema(
-        id,
-        new TableName("public", table),
-        List.of(new ColumnSchema("id", 23, -1, "integer", 1, 1, false, null)),
-        Lsn.parse(lsn));
+  private static ReplicatedTableSchema schema(TableId id, String table, String lsn) {
+    return ReplicatedTableSchema.allColumns(
+        new TableSchema(
+            id,
+            new TableName("public", table),
+            List.of(new ColumnSchema("id", 23, -1, "integer", 1, 1, false, null)),
+            Lsn.parse(lsn)));
   }
 
   /** Writes one of everything for T and U; {@code tag} makes the values differ per pipeline. */

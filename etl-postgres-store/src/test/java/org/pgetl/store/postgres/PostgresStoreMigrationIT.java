@@ -9,16 +9,22 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.IdentityKind;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.store.TableState;
 
@@ -33,7 +39,11 @@ class PostgresStoreMigrationIT {
           "replication_progress",
           "replication_state",
           "table_columns",
+          "table_copies",
+          "table_requests",
           "table_schemas");
+
+  private static final String[] ALL_VERSIONS = {"1:true", "2:true", "3:true"};
 
   private static List<String> tablesIn(TestPostgres.Database db, String schema) {
     return db.queryColumn(
@@ -54,7 +64,7 @@ class PostgresStoreMigrationIT {
     try (TestPostgres.Database db = TestPostgres.newDatabase("migrate");
         PostgresStore store = db.storeBuilder("p1").build()) {
       assertThat(tablesIn(db, "etl")).containsExactlyElementsOf(STORE_TABLES);
-      assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+      assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
       // Nothing outside the store's schema.
       assertThat(
               db.queryColumn(
@@ -88,7 +98,7 @@ class PostgresStoreMigrationIT {
                   "SELECT installed_rank || ':' || coalesce(version, '-') || ':' || installed_on"
                       + " FROM etl.pgetl_schema_history ORDER BY installed_rank"))
           .isEqualTo(historyBefore);
-      assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+      assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
     }
   }
 
@@ -124,7 +134,7 @@ class PostgresStoreMigrationIT {
           } finally {
             stores.forEach(PostgresStore::close);
           }
-          assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+          assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
           assertThat(db.queryLong("SELECT count(*) FROM etl.replication_state")).isEqualTo(2);
         }
       }
@@ -168,11 +178,46 @@ class PostgresStoreMigrationIT {
 
       st.execute("SELECT pg_advisory_unlock(" + Migrations.lockKey("etl") + ")");
       try (PostgresStore store = start.get(1, TimeUnit.MINUTES)) {
-        assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+        assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
         assertThat(store.loadTableStates()).isEmpty();
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aSchemaVersionStoredBeforeVersion2ReadsAsItsPrimaryKeyAndEveryColumn() throws Exception {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("v1schema")) {
+      // A store of version 1, with one schema version written as version 1 wrote them.
+      Flyway.configure(Migrations.class.getClassLoader())
+          .dataSource(db.jdbcUrl(), db.adminUser(), db.adminPassword())
+          .locations(Migrations.LOCATION)
+          .schemas("etl")
+          .defaultSchema("etl")
+          .createSchemas(true)
+          .table(Migrations.HISTORY_TABLE)
+          .placeholders(Map.of(Migrations.SCHEMA_PLACEHOLDER, "etl"))
+          .target("1")
+          .load()
+          .migrate();
+      assertThat(appliedVersions(db, "etl")).containsExactly("1:true");
+      db.execute(
+          "INSERT INTO etl.table_schemas (pipeline_id, table_id, schema_name, table_name,"
+              + " snapshot_lsn) VALUES ('p1', 7, 'public', 'orders', '0/0')",
+          "INSERT INTO etl.table_columns (table_schema_id, column_index, name, type_oid,"
+              + " type_modifier, type_name, ordinal_position, primary_key_ordinal, nullable)"
+              + " SELECT id, 0, 'note', 25, -1, 'text', 1, 0, true FROM etl.table_schemas UNION ALL"
+              + " SELECT id, 1, 'id', 23, -1, 'integer', 2, 1, false FROM etl.table_schemas");
+
+      try (PostgresStore store = db.storeBuilder("p1").build()) {
+        assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
+        ReplicatedTableSchema read = store.tableSchema(new TableId(7), Lsn.MAX).orElseThrow();
+        assertThat(read.identity()).isEqualTo(IdentityKind.PRIMARY_KEY);
+        assertThat(read.identityColumnIndexes()).containsExactly(1);
+        assertThat(read.columns()).extracting(ColumnSchema::name).containsExactly("note", "id");
+        assertThat(read).isEqualTo(ReplicatedTableSchema.allColumns(read.tableSchema()));
+      }
     }
   }
 
@@ -184,7 +229,7 @@ class PostgresStoreMigrationIT {
       mixed.updateTableState(new TableId(1), TableState.READY);
 
       assertThat(tablesIn(db, "Pgetl_Store")).containsExactlyElementsOf(STORE_TABLES);
-      assertThat(appliedVersions(db, "\"Pgetl_Store\"")).containsExactly("1:true");
+      assertThat(appliedVersions(db, "\"Pgetl_Store\"")).containsExactly(ALL_VERSIONS);
       assertThat(tablesIn(db, "pgetl_store")).isEmpty();
       // Two schemas are two stores, even for the same pipeline id.
       assertThat(plain.tableState(new TableId(1))).isEmpty();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +22,9 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
@@ -155,9 +158,10 @@ class PostgresStoreModelIT {
       ProgressKey key = r.nextBoolean() ? ProgressKey.apply() : ProgressKey.tableSync(t);
       return new Op("deleteProgress " + key, st -> run(() -> st.deleteProgress(key)));
     } else if (pick < 67) {
-      TableSchema s = randomSchema(r, t);
+      ReplicatedTableSchema s = randomSchema(r, t);
       return new Op(
-          "storeSchema " + t + "@" + s.snapshotLsn(), st -> run(() -> st.storeTableSchema(s)));
+          "storeSchema " + t + "@" + s.tableSchema().snapshotLsn(),
+          st -> run(() -> st.storeTableSchema(s)));
     } else if (pick < 71) {
       Lsn lsn = Lsn.of(r.nextInt(5) * 0x80L);
       return new Op("prune " + t + "@" + lsn, st -> st.pruneTableSchemas(t, lsn));
@@ -222,7 +226,7 @@ class PostgresStoreModelIT {
     }
   }
 
-  private static TableSchema randomSchema(Random r, TableId t) {
+  private static ReplicatedTableSchema randomSchema(Random r, TableId t) {
     List<ColumnSchema> cols = new ArrayList<>();
     int n = r.nextInt(4);
     for (int i = 0; i < n; i++) {
@@ -238,8 +242,28 @@ class PostgresStoreModelIT {
               r.nextBoolean() ? null : randomText(r)));
     }
     String name = randomText(r);
-    return new TableSchema(
-        t, new TableName("s" + name, "t" + name), cols, Lsn.of(r.nextInt(6) * 0x40L));
+    TableSchema table =
+        new TableSchema(
+            t, new TableName("s" + name, "t" + name), cols, Lsn.of(r.nextInt(6) * 0x40L));
+    // A random column list and a random identity among the published columns, in random order.
+    boolean[] mask = new boolean[n];
+    List<Integer> published = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      mask[i] = r.nextInt(4) > 0;
+      if (mask[i]) {
+        published.add(published.size());
+      }
+    }
+    IdentityKind kind = IdentityKind.values()[r.nextInt(IdentityKind.values().length)];
+    int[] identity = new int[0];
+    if ((kind == IdentityKind.PRIMARY_KEY || kind == IdentityKind.INDEX) && !published.isEmpty()) {
+      Collections.shuffle(published, r);
+      identity =
+          published.subList(0, 1 + r.nextInt(published.size())).stream()
+              .mapToInt(Integer::intValue)
+              .toArray();
+    }
+    return ReplicatedTableSchema.of(table, mask, kind, identity);
   }
 
   private static final String ALPHABET = "abcXYZ019 _-'\"\\/{}[]:,\n\tżółw€🐢";

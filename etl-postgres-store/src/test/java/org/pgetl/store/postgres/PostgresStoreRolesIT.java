@@ -15,6 +15,7 @@ import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
@@ -39,12 +40,13 @@ class PostgresStoreRolesIT {
     assertThat(store.advanceProgress(ProgressKey.apply(), Lsn.parse("1/0")))
         .isEqualTo(Lsn.parse("1/0"));
     store.advanceProgress(ProgressKey.tableSync(T), Lsn.parse("0/5"));
-    TableSchema schema =
-        new TableSchema(
-            T,
-            new TableName("public", "orders"),
-            List.of(new ColumnSchema("id", 20, -1, "bigint", 1, 1, false, null)),
-            Lsn.ZERO);
+    ReplicatedTableSchema schema =
+        ReplicatedTableSchema.allColumns(
+            new TableSchema(
+                T,
+                new TableName("public", "orders"),
+                List.of(new ColumnSchema("id", 20, -1, "bigint", 1, 1, false, null)),
+                Lsn.ZERO));
     store.storeTableSchema(schema);
     assertThat(store.pruneTableSchemas(T, Lsn.MAX)).isZero();
     store.put(T, new DestinationTableMetadata("lake.orders", Lsn.ZERO, true));

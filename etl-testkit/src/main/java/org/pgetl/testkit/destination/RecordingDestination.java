@@ -52,7 +52,9 @@ import org.pgetl.model.UpdatedRow;
  * stored values of its missing columns; a delete removes the row by key or by whole old row; a
  * truncate clears the tables it names; {@code dropTableForCopy} clears the table. A schema change
  * (a {@code Relation} event, or a write with another schema) reshapes the stored rows by column
- * name: an added column reads null, a dropped column's values go away.
+ * attnum ({@code ColumnSchema.ordinalPosition()}), as the destination contract asks: a renamed or
+ * retyped column keeps its values, an added column reads null, a dropped column's values go away. A
+ * table without columns holds rows without values, one per source row.
  *
  * <h2>Deduplication</h2>
  *

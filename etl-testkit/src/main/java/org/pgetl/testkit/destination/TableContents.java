@@ -88,8 +88,10 @@ final class TableContents {
   }
 
   /**
-   * Makes {@code s} the layout of the table, reshaping stored rows by column name when the columns
-   * or the identity change: a new column reads null, a dropped column's values go away.
+   * Makes {@code s} the layout of the table, reshaping stored rows by column attnum ({@link
+   * ColumnSchema#ordinalPosition()}, as the destination contract asks) when the columns or the
+   * identity change: a column keeps its values across a rename or a type change, a new attnum reads
+   * null, the values of an attnum that is gone go away. An attnum of 0 or less identifies nothing.
    *
    * @return true when the stored rows were reshaped
    */
@@ -103,14 +105,17 @@ final class TableContents {
     }
     ReplicatedTableSchema old = schema;
     schema = s;
-    if (columnNames(old).equals(columnNames(s))
+    if (attnums(old).equals(attnums(s))
+        && !attnums(s).contains(0)
         && old.identity() == s.identity()
         && Arrays.equals(old.identityColumnIndexes(), s.identityColumnIndexes())) {
       return false;
     }
+    List<Integer> oldAttnums = attnums(old);
     int[] from = new int[s.columnCount()];
     for (int i = 0; i < from.length; i++) {
-      from[i] = old.indexOf(s.columns().get(i).name());
+      int attnum = s.columns().get(i).ordinalPosition();
+      from[i] = attnum > 0 ? oldAttnums.indexOf(attnum) : -1;
     }
     List<Entry> entries = new ArrayList<>(rows.values());
     rows.clear();
@@ -126,12 +131,13 @@ final class TableContents {
     return true;
   }
 
-  static List<String> columnNames(ReplicatedTableSchema s) {
-    List<String> names = new ArrayList<>(s.columnCount());
+  /** Returns the attnums of the columns, in order; an unknown attnum (0 or less) reads 0. */
+  static List<Integer> attnums(ReplicatedTableSchema s) {
+    List<Integer> out = new ArrayList<>(s.columnCount());
     for (ColumnSchema c : s.columns()) {
-      names.add(c.name());
+      out.add(Math.max(0, c.ordinalPosition()));
     }
-    return names;
+    return out;
   }
 
   /** Inserts a row: replaces the row of the same key (keyed), or adds one occurrence. */

@@ -21,11 +21,13 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
+import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Event;
 import org.pgetl.model.IdentityKind;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableSchema;
 import org.pgetl.testkit.destination.RecordingDestination.Answering;
 
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
@@ -341,7 +343,40 @@ class RecordingDestinationTest {
   }
 
   @Test
-  void relationsReshapeStoredRowsByColumnName() {
+  void aRenamedColumnKeepsItsValuesAndOneDroppedAndAddedAgainStartsEmpty() {
+    write(rec, log.begin().relation(ITEMS).insert(ITEMS, 1L, "a").commit());
+    List<ColumnSchema> cols = new ArrayList<>(ITEMS.columns());
+    ColumnSchema v = cols.get(1);
+    cols.set(
+        1,
+        new ColumnSchema(
+            "w",
+            v.typeOid(),
+            v.typeModifier(),
+            v.typeName(),
+            v.ordinalPosition(),
+            0,
+            v.nullable(),
+            null));
+    ReplicatedTableSchema renamed =
+        ReplicatedTableSchema.of(
+            new TableSchema(ITEMS.id(), ITEMS.name(), cols, ITEMS.tableSchema().snapshotLsn()),
+            new boolean[] {true, true},
+            ITEMS.identity(),
+            ITEMS.identityColumnIndexes());
+    write(rec, log.begin().relation(renamed).insert(renamed, 2L, "b").commit());
+
+    assertThat(rec.rows(ITEMS.name())).containsExactly(row(1L, "a"), row(2L, "b"));
+
+    ReplicatedTableSchema readded =
+        SchemaBuilder.from(renamed).dropColumn("w").column("w", "text").build();
+    write(rec, log.begin().relation(readded).insert(readded, 3L, "c").commit());
+
+    assertThat(rec.rows(ITEMS.name())).containsExactly(row(1L, null), row(2L, null), row(3L, "c"));
+  }
+
+  @Test
+  void relationsReshapeStoredRowsByColumnAttnum() {
     write(rec, log.begin().relation(ITEMS).insert(ITEMS, 1L, "a").commit());
     ReplicatedTableSchema wider = SchemaBuilder.from(ITEMS).column("n", "int4").build();
     write(rec, log.begin().relation(wider).insert(wider, 2L, "b", 7).commit());

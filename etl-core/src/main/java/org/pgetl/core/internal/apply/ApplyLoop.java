@@ -84,6 +84,7 @@ public final class ApplyLoop {
   // the batch being filled
   private List<Event> buffer = new ArrayList<>();
   private long bufferBytes;
+  private int bufferMarkers;
   private long bufferStartedNanos;
   private Lsn bufferCommitEnd;
 
@@ -120,7 +121,7 @@ public final class ApplyLoop {
     this.role = role;
     this.stream = stream;
     this.decoder = decoder;
-    this.relations = new RelationCache(resolver);
+    this.relations = new RelationCache(resolver, env.store());
     this.owner = Thread.currentThread();
     this.window =
         new WriteWindow(env.config().maxInFlightWrites(), () -> LockSupport.unpark(owner));
@@ -374,6 +375,7 @@ public final class ApplyLoop {
       }
       buffer = new ArrayList<>();
       bufferBytes = 0;
+      bufferMarkers = 0;
       bufferCommitEnd = null;
       spool.clear();
       discarded = true;
@@ -424,15 +426,17 @@ public final class ApplyLoop {
     List<Event> events = buffer;
     Lsn commitEnd = bufferCommitEnd;
     long bytes = bufferBytes;
+    int markers = bufferMarkers;
     buffer = new ArrayList<>();
     bufferBytes = 0;
+    bufferMarkers = 0;
     bufferCommitEnd = null;
     List<Event> batch = Collections.unmodifiableList(events);
     lastDispatchNanos = System.nanoTime();
     long started = lastDispatchNanos;
     env.metrics().inFlight(1);
     if (!events.isEmpty()) {
-      env.metrics().eventsDelivered(events.size(), bytes);
+      env.metrics().eventsDelivered(events.size() - markers, markers, bytes);
     }
     // the window registers the result before the destination can answer it
     DestinationCalls.invoke(
@@ -456,6 +460,10 @@ public final class ApplyLoop {
     }
     buffer.add(e);
     bufferBytes += bytes;
+    Event.Kind k = e.kind();
+    if (k == Event.Kind.BEGIN || k == Event.Kind.COMMIT || k == Event.Kind.RELATION) {
+      bufferMarkers++;
+    }
   }
 
   // ---- messages
@@ -531,7 +539,7 @@ public final class ApplyLoop {
 
   private void commitTx(Lsn walStart, Lsn endLsn, java.time.Instant commitTime, int flags) {
     long ordinal = ++txOrdinal;
-    role.afterCommit(endLsn, control);
+    role.afterCommit(endLsn, commitTime, control);
     if (beginEmitted) {
       append(new Event.Commit(walStart, txCommitLsn, ordinal, endLsn, commitTime, flags), 64);
     }
@@ -648,8 +656,9 @@ public final class ApplyLoop {
 
   private void onRelation(PgOutputMessage.Relation r) {
     RelationCache.Entry e = relations.update(r, txCommitLsn);
+    role.relationSeen(e.table, e.schema.name(), control);
     if (owned(e)) {
-      env.store().storeTableSchema(e.schema.tableSchema());
+      env.store().storeTableSchema(e.schema);
     }
   }
 
@@ -683,6 +692,16 @@ public final class ApplyLoop {
     @Override
     public boolean stopRequested() {
       return env.stop().isRequested() || abandoned;
+    }
+
+    @Override
+    public long writeFence() {
+      return window.dispatched() + (buffer.isEmpty() ? 0 : 1);
+    }
+
+    @Override
+    public boolean answeredBefore(long fence) {
+      return window.answeredBefore(fence);
     }
   }
 

@@ -24,4 +24,15 @@ public record LoopEnv(
     Destination destination,
     EngineMetrics metrics,
     StopSignal stop,
-    Shutdown shutdown) {}
+    Shutdown shutdown) {
+
+  /**
+   * Returns the same environment with another stop signal (a table-sync worker's own).
+   *
+   * @param other the stop signal
+   * @return the environment
+   */
+  public LoopEnv withStop(StopSignal other) {
+    return new LoopEnv(config, store, destination, metrics, other, shutdown);
+  }
+}

@@ -1,15 +1,20 @@
 package org.pgetl.core.internal.apply;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
+import org.pgetl.store.SchemaStore;
 
 /**
  * The RELATION messages one replication stream received, with the decoding state built from each:
@@ -38,21 +43,54 @@ final class RelationCache {
   }
 
   private final SchemaResolver resolver;
+  private final SchemaStore store;
   private final Map<Long, Entry> entries = new HashMap<>();
 
-  RelationCache(SchemaResolver resolver) {
+  RelationCache(SchemaResolver resolver, SchemaStore store) {
     this.resolver = resolver;
+    this.store = store;
   }
 
   /**
    * Records a RELATION message.
+   *
+   * <p>A message decoded again (a replay after a restart) gets the version stored when it was first
+   * decoded, if that version describes exactly this message: it was resolved closer to the
+   * message's time. Any other message is resolved against the version in effect just before it: the
+   * newer of the one an earlier RELATION on this stream gave and the newest stored before the
+   * message's commit LSN.
    *
    * @param relation the message
    * @param snapshotLsn the LSN from which the schema applies (the transaction's commit LSN)
    * @return the new entry
    */
   Entry update(PgOutputMessage.Relation relation, Lsn snapshotLsn) {
-    ReplicatedTableSchema schema = resolver.resolve(relation, snapshotLsn);
+    TableId table = new TableId(relation.relationId());
+    Entry earlier = entries.get(relation.relationId());
+    ReplicatedTableSchema schema = null;
+    ReplicatedTableSchema previous = earlier == null ? null : earlier.schema;
+    if (!snapshotLsn.isZero()) {
+      ReplicatedTableSchema stored = store.tableSchema(table, snapshotLsn).orElse(null);
+      if (stored != null && stored.tableSchema().snapshotLsn().equals(snapshotLsn)) {
+        if (describes(stored, relation)) {
+          schema = stored;
+        }
+        stored = store.tableSchema(table, Lsn.of(snapshotLsn.value() - 1)).orElse(null);
+      }
+      if (stored != null
+          && (previous == null
+              || stored
+                  .tableSchema()
+                  .snapshotLsn()
+                  .isAfter(previous.tableSchema().snapshotLsn()))) {
+        previous = stored;
+      }
+    } else if (previous == null) {
+      previous = store.tableSchema(table, Lsn.ZERO).orElse(null);
+    }
+    if (schema == null) {
+      schema = resolver.resolve(relation, snapshotLsn, previous);
+    }
     int[] oids = new int[relation.columns().size()];
     for (int i = 0; i < oids.length; i++) {
       oids[i] = relation.columns().get(i).typeOid();
@@ -60,6 +98,43 @@ final class RelationCache {
     Entry e = new Entry(schema.id(), schema, resolver.codecs(oids));
     entries.put(relation.relationId(), e);
     return e;
+  }
+
+  /** Whether a stored version has exactly the names, types, key flags and identity of a message. */
+  static boolean describes(ReplicatedTableSchema schema, PgOutputMessage.Relation relation) {
+    if (!schema.name().schema().equals(relation.namespace())
+        || !schema.name().name().equals(relation.name())
+        || schema.columnCount() != relation.columns().size()) {
+      return false;
+    }
+    IdentityKind kind =
+        switch (relation.replicaIdentity()) {
+          case FULL -> IdentityKind.FULL;
+          case NOTHING -> IdentityKind.NOTHING;
+          case INDEX -> IdentityKind.INDEX;
+          case DEFAULT -> null;
+        };
+    if (kind != null && kind != schema.identity()) {
+      return false;
+    }
+    Set<Integer> identity = new HashSet<>();
+    for (int i : schema.identityColumnIndexes()) {
+      identity.add(i);
+    }
+    for (int i = 0; i < schema.columnCount(); i++) {
+      ColumnSchema c = schema.columns().get(i);
+      PgOutputMessage.Relation.Column r = relation.columns().get(i);
+      boolean key =
+          schema.identity() == IdentityKind.FULL ? r.isKey() : identity.contains(i) == r.isKey();
+      if (!c.name().equals(r.name())
+          || c.typeOid() != r.typeOid()
+          || c.typeModifier() != r.typeModifier()
+          || c.ordinalPosition() <= 0
+          || !key) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -3,6 +3,7 @@ package org.pgetl.core.internal.apply;
 import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
 import org.pgetl.store.ProgressKey;
 
 /**
@@ -57,9 +58,10 @@ public interface StreamRole {
    * here for a table to catch up).
    *
    * @param commitEndLsn the commit's end LSN
+   * @param commitTime the transaction's commit time
    * @param control the loop
    */
-  void afterCommit(Lsn commitEndLsn, Control control);
+  void afterCommit(Lsn commitEndLsn, java.time.Instant commitTime, Control control);
 
   /**
    * Called after the durable point advanced (and was stored).
@@ -84,6 +86,15 @@ public interface StreamRole {
    * @param control the loop
    */
   default void tick(Control control) {}
+
+  /**
+   * Called for every RELATION message: the stream is about to carry changes of this table.
+   *
+   * @param table the table
+   * @param name its name in the message
+   * @param control the loop
+   */
+  default void relationSeen(TableId table, TableName name, Control control) {}
 
   /**
    * Returns true when this role needs every accepted write made durable now (the loop then sends an
@@ -119,5 +130,22 @@ public interface StreamRole {
      * @return whether to stop
      */
     boolean stopRequested();
+
+    /**
+     * Returns a fence covering every change buffered or dispatched so far: once {@link
+     * #answeredBefore} holds for it, the destination has answered every write that could carry
+     * them.
+     *
+     * @return the fence
+     */
+    long writeFence();
+
+    /**
+     * Returns true when every write before the fence was answered.
+     *
+     * @param fence a value of {@link #writeFence()}
+     * @return whether they were
+     */
+    boolean answeredBefore(long fence);
   }
 }

@@ -73,7 +73,7 @@ final class StreamSpool {
     bytes += size;
     if (bytes > maxBytes) {
       throw new EtlException(
-          ErrorKind.SOURCE_CONFIGURATION_LIMIT_EXCEEDED,
+          ErrorKind.CONFIG_ERROR,
           "streamed in-progress transactions hold more than " + maxBytes + " bytes in memory",
           "raise the server's logical_decoding_work_mem or turn pgoutputStreaming off, so that"
               + " the server spills large transactions instead");

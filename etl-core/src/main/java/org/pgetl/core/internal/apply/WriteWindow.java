@@ -102,6 +102,34 @@ final class WriteWindow {
   }
 
   /**
+   * Returns how many writes were dispatched so far; the next write gets this number.
+   *
+   * @return the count
+   */
+  long dispatched() {
+    return nextSeq;
+  }
+
+  /**
+   * Returns true when every write numbered below {@code seq} has been answered (whatever the
+   * answer).
+   *
+   * @param seq a write number
+   * @return whether they all were answered
+   */
+  boolean answeredBefore(long seq) {
+    for (Entry e : entries) {
+      if (e.seq >= seq) {
+        break;
+      }
+      if (e.status == Status.PENDING) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
    * Returns true when no more writes may be dispatched until one is answered.
    *
    * @return whether the window is full

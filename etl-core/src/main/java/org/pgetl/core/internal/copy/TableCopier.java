@@ -108,14 +108,16 @@ public final class TableCopier {
    * @param source what to read
    * @param snapshotId the exported snapshot
    * @param attemptId the copy attempt, as {@code dropTableForCopy} named it
+   * @param progress told the rows of every answered batch (from the copy threads)
    * @return rows and batches copied, whether the copy stopped early
    * @throws EtlException when a copy connection or the destination fails, or a range ended early
    */
-  public Result copy(Source source, String snapshotId, UUID attemptId) {
+  public Result copy(
+      Source source, String snapshotId, UUID attemptId, java.util.function.LongConsumer progress) {
     List<CopyPlanner.Partition> plan =
         CopyPlanner.plan(source.physicalTables(), config.copyConnectionsPerTable());
     int workers = Math.min(config.copyConnectionsPerTable(), plan.size());
-    CopyAttempt attempt = new CopyAttempt(source, snapshotId, attemptId, plan);
+    CopyAttempt attempt = new CopyAttempt(source, snapshotId, attemptId, plan, progress);
     String pipelineId = config.pipelineId();
     LOG.info(
         "pipeline {}: copying {} in {} ranges over {} connections (attempt {})",
@@ -156,8 +158,15 @@ public final class TableCopier {
     // the first failure of a thread, and an Error of any thread
     final AtomicReference<EtlException> failure = new AtomicReference<>();
     final AtomicReference<Error> error = new AtomicReference<>();
+    final java.util.function.LongConsumer progress;
 
-    CopyAttempt(Source source, String snapshotId, UUID id, List<CopyPlanner.Partition> plan) {
+    CopyAttempt(
+        Source source,
+        String snapshotId,
+        UUID id,
+        List<CopyPlanner.Partition> plan,
+        java.util.function.LongConsumer progress) {
+      this.progress = progress;
       this.source = source;
       this.snapshotId = snapshotId;
       this.id = id;
@@ -296,6 +305,7 @@ public final class TableCopier {
       }
       answered.incrementAndGet();
       rows.addAndGet(batch.size());
+      progress.accept(batch.size());
       metrics.rowsCopied(schema.name(), batch.size(), bytes);
       return !stop.isRequested();
     }
@@ -339,9 +349,8 @@ public final class TableCopier {
         sql.append("::text");
       }
     }
-    if (cols.isEmpty()) {
-      sql.append("NULL");
-    }
+    // A table without columns selects none ("SELECT FROM"): each row is then a tuple of zero
+    // fields, as the parser expects for a schema without columns.
     int idx = source.physicalTables().indexOf(findSize(source, p));
     TableName physical = source.physicalNames().get(idx);
     sql.append(" FROM ONLY ").append(physical.quoted());

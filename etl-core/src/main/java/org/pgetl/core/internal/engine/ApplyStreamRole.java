@@ -2,12 +2,18 @@ package org.pgetl.core.internal.engine;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.pgetl.core.internal.apply.StreamRole;
 import org.pgetl.destination.StreamId;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
@@ -18,7 +24,14 @@ import org.slf4j.LoggerFactory;
  * The role of the apply worker's stream: apply the changes of tables that are {@code Ready} (or
  * {@code SyncDone} at or before the change's commit), hand tables over from their table-sync
  * workers, promote {@code SyncDone} tables to {@code Ready} once its own progress passed them,
- * start table-sync workers for tables that need a copy, and retry tables whose timed retry is due.
+ * start table-sync workers for tables that need a copy, retry tables whose timed retry is due, and
+ * carry out the {@link TableCommand}s of the generation (tables joining or leaving the publication,
+ * operator requests). Being the one thread that hands tables over and promotes them, it changes a
+ * table's state without racing with either.
+ *
+ * <p>A table copied again while it was {@code Ready} stops being owned by this stream at once, but
+ * its worker starts only once every write that may still carry its changes was answered (a write
+ * fence): otherwise an old change could land after the new copy's {@code dropTableForCopy}.
  */
 final class ApplyStreamRole implements StreamRole {
   private static final Logger LOG = LoggerFactory.getLogger(ApplyStreamRole.class);
@@ -27,6 +40,10 @@ final class ApplyStreamRole implements StreamRole {
 
   private final EngineContext ctx;
   private long lastTick;
+  // commands waiting for their table's worker to stop
+  private final List<TableCommand> waiting = new ArrayList<>();
+  // tables reset for a new copy whose worker waits for the writes before the fence to be answered
+  private final Map<TableId, Long> fenced = new HashMap<>();
 
   ApplyStreamRole(EngineContext ctx) {
     this.ctx = ctx;
@@ -58,7 +75,8 @@ final class ApplyStreamRole implements StreamRole {
   }
 
   @Override
-  public void afterCommit(Lsn commitEndLsn, Control control) {
+  public void afterCommit(Lsn commitEndLsn, Instant commitTime, Control control) {
+    ctx.board.received(commitEndLsn, commitTime.toEpochMilli());
     if (ctx.tables.anySyncing()) {
       handOff(commitEndLsn, control);
     }
@@ -67,6 +85,7 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void afterDurable(Lsn durableLsn, Control control) {
     ctx.board.applyLsn(durableLsn);
+    ctx.board.caughtUpTo(durableLsn);
     if (ctx.tables.anySyncing()) {
       promoteReady(durableLsn);
     }
@@ -74,6 +93,7 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void whenIdle(Lsn lastReceived, Control control) {
+    ctx.board.caughtUpTo(lastReceived);
     if (ctx.tables.anySyncing()) {
       handOff(lastReceived, control);
       promoteReady(lastReceived);
@@ -87,8 +107,150 @@ final class ApplyStreamRole implements StreamRole {
       return;
     }
     lastTick = now;
+    runCommands(control);
+    fenced.entrySet().removeIf(e -> control.answeredBefore(e.getValue()));
     retryDueTables();
     startNeededWorkers();
+  }
+
+  @Override
+  public void relationSeen(TableId table, TableName name, Control control) {
+    if (ctx.tables.get(table) == null) {
+      // pgoutput sends only published tables: this one joined the publication since
+      ctx.commands.add(new TableCommand(TableCommand.Kind.ADD, table, name, 0));
+    }
+  }
+
+  private void runCommands(Control control) {
+    TableCommand c;
+    while ((c = ctx.commands.poll()) != null) {
+      waiting.add(c);
+    }
+    for (Iterator<TableCommand> it = waiting.iterator(); it.hasNext(); ) {
+      TableCommand cmd = it.next();
+      boolean done;
+      try {
+        done = run(cmd, control);
+      } catch (EtlException e) {
+        ctx.errors.record(e);
+        LOG.warn(
+            "pipeline {}: could not {} table {} yet: {}",
+            ctx.config.pipelineId(),
+            cmd.kind().name().toLowerCase(Locale.ROOT),
+            cmd.table(),
+            e.getMessage());
+        done = e.directive() != org.pgetl.error.RetryDirective.TIMED;
+      }
+      if (done) {
+        it.remove();
+        if (cmd.requestId() != 0) {
+          try {
+            ctx.store.completeTableRequest(cmd.requestId());
+          } catch (EtlException e) {
+            LOG.warn(
+                "pipeline {}: could not mark request {} done ({}); it is carried out again",
+                ctx.config.pipelineId(),
+                cmd.requestId(),
+                e.getMessage());
+          }
+        }
+      }
+    }
+  }
+
+  /** Carries out a command; false when it waits for the table's worker to stop. */
+  private boolean run(TableCommand cmd, Control control) {
+    TableId table = cmd.table();
+    String pipelineId = ctx.config.pipelineId();
+    TableState state = ctx.tables.get(table);
+    switch (cmd.kind()) {
+      case ADD -> {
+        if (state != null) {
+          return true;
+        }
+        if (cmd.name() != null) {
+          ctx.board.name(table, cmd.name());
+        }
+        TableState stored = ctx.store.tableState(table).orElse(null);
+        if (stored == null) {
+          ctx.store.updateTableState(table, TableState.INIT);
+          stored = TableState.INIT;
+        }
+        ctx.tables.publish(table, stored);
+        LOG.info(
+            "pipeline {}: table {} ({}) joined the publication; it is copied now",
+            pipelineId,
+            cmd.name() != null ? cmd.name() : table,
+            table);
+        return true;
+      }
+      case REMOVE -> {
+        if (state == null) {
+          return true;
+        }
+        if (ctx.tables.hasWorker(table)) {
+          ctx.pool.cancel(table);
+          return false;
+        }
+        try (java.sql.Connection c =
+            ctx.connector.openPlain(
+                org.pgetl.core.internal.pg.ApplicationNames.catalog(pipelineId))) {
+          new org.pgetl.core.internal.pg.SlotAdmin(c)
+              .dropIfExists(
+                  org.pgetl.core.internal.pg.SlotNames.tableSync(pipelineId, table),
+                  org.pgetl.core.internal.pg.SlotAdmin.DROP_TIMEOUT);
+        } catch (java.sql.SQLException e) {
+          throw org.pgetl.core.internal.pg.PgErrors.map(e, "could not drop the slot of " + table);
+        }
+        ctx.store.deleteTable(table);
+        ctx.tables.remove(table);
+        fenced.remove(table);
+        LOG.info(
+            "pipeline {}: table {} left the publication; its state and slot are deleted",
+            pipelineId,
+            table);
+        return true;
+      }
+      case RESYNC -> {
+        if (state == null) {
+          LOG.warn(
+              "pipeline {}: resync of table {} ignored: not in the pipeline", pipelineId, table);
+          return true;
+        }
+        if (ctx.tables.hasWorker(table)) {
+          ctx.pool.cancel(table);
+          return false;
+        }
+        ctx.store.resetTableState(table);
+        ctx.tables.publish(table, TableState.INIT);
+        fenced.put(table, control.writeFence());
+        LOG.info(
+            "pipeline {}: table {} is copied again from scratch (requested{})",
+            pipelineId,
+            table,
+            cmd.requestId() != 0 ? " by an operator" : "");
+        return true;
+      }
+      case RETRY -> {
+        if (!(state instanceof TableState.Errored)) {
+          LOG.warn(
+              "pipeline {}: retry of table {} ignored: it is {}, not errored",
+              pipelineId,
+              table,
+              state == null ? "not in the pipeline" : state.type());
+          return true;
+        }
+        if (ctx.tables.hasWorker(table)) {
+          return false;
+        }
+        TableState back = ctx.store.rollbackTableState(table);
+        ctx.tables.publish(table, back);
+        LOG.info(
+            "pipeline {}: retrying table {} from {} (requested)", pipelineId, table, back.type());
+        return true;
+      }
+      default -> throw new IllegalStateException("unknown command " + cmd.kind());
+    }
   }
 
   /**
@@ -156,7 +318,8 @@ final class ApplyStreamRole implements StreamRole {
       if ((t == TableState.Type.INIT
               || t == TableState.Type.DATA_SYNC
               || t == TableState.Type.FINISHED_COPY)
-          && !ctx.tables.hasWorker(e.getKey())) {
+          && !ctx.tables.hasWorker(e.getKey())
+          && !fenced.containsKey(e.getKey())) {
         ctx.pool.spawn(e.getKey(), 0);
       }
     }

@@ -128,6 +128,7 @@ final class ApplyWorker implements Runnable {
   }
 
   private void runOnce(Lsn[] progressed) {
+    ctx.board.clearReceived(); // a new stream reads again from the durable point
     try (ReplicationConnection repl =
         ctx.connector.openReplication(ApplicationNames.apply(pipelineId))) {
       Lsn start;

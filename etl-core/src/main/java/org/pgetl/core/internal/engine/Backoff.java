@@ -9,7 +9,10 @@ public final class Backoff {
   private Backoff() {}
 
   /**
-   * Returns the delay before retry number {@code attempt} (0 for the first retry).
+   * Returns the delay before retry number {@code attempt} (0 for the first retry): exponential from
+   * {@code retryDelay} by {@code retryBackoffMultiplier}, capped at {@code retryMaxDelay}, with
+   * "equal jitter" (between half of it and all of it), so that the workers of many pipelines that
+   * failed together do not retry in step.
    *
    * @param config the pipeline's retry settings
    * @param attempt how many retries were already made
@@ -19,12 +22,15 @@ public final class Backoff {
     double factor = Math.pow(config.retryBackoffMultiplier(), Math.max(0, attempt));
     double millis = config.retryDelay().toMillis() * factor;
     long capped = (long) Math.min(millis, (double) config.retryMaxDelay().toMillis());
-    return Duration.ofMillis(Math.max(1, capped));
+    long half = Math.max(1, capped / 2);
+    return Duration.ofMillis(
+        half + java.util.concurrent.ThreadLocalRandom.current().nextLong(half + 1));
   }
 
   /**
-   * Returns true for the kinds that mean the source (or the store in it) is unavailable for now:
-   * the apply worker retries them for as long as the outage lasts, not a fixed number of times.
+   * Returns true for the kinds that mean the source (or the store in it) is unavailable for now, or
+   * out of a resource that frees itself (replication slots, WAL senders, connections): they are
+   * retried for as long as the condition lasts, not a fixed number of times.
    *
    * @param kind the failure's kind
    * @return whether it is an outage

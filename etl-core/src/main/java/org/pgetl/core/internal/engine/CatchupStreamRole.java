@@ -54,7 +54,7 @@ final class CatchupStreamRole implements StreamRole {
   }
 
   @Override
-  public void afterCommit(Lsn commitEndLsn, Control control) {
+  public void afterCommit(Lsn commitEndLsn, java.time.Instant commitTime, Control control) {
     Lsn target = target();
     if (target != null && commitEndLsn.compareTo(target) >= 0) {
       control.completeAfterThisTransaction();

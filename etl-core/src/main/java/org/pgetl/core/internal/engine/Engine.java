@@ -35,6 +35,7 @@ import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
+import org.pgetl.store.TableRequest;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -77,6 +78,10 @@ public final class Engine {
   private final ErrorLog errors = new ErrorLog();
   private final LifecycleTracker lifecycle;
   private final StatusBoard board = new StatusBoard();
+  private final Listeners listeners;
+  private long lastPublicationRefresh;
+  // operator requests handed to the running generation, not yet done
+  private final Set<Long> forwardedRequests = new HashSet<>();
   private final Object lock = new Object();
 
   private volatile Phase phase = Phase.CREATED;
@@ -119,6 +124,25 @@ public final class Engine {
     this.shutdown = shutdown;
     this.connector = new PgConnector(config.source());
     this.lifecycle = new LifecycleTracker(config.pipelineId(), destination.name());
+    this.listeners = new Listeners(config.pipelineId());
+    errors.onRecord(listeners::errorRecorded);
+  }
+
+  private void setPhase(Phase next) {
+    Phase before = phase;
+    phase = next;
+    if (before != next) {
+      listeners.phaseChanged(before, next);
+    }
+  }
+
+  /**
+   * Adds a listener; see {@code PipelineListener}.
+   *
+   * @param listener the listener
+   */
+  public void addListener(org.pgetl.PipelineListener listener) {
+    listeners.add(listener);
   }
 
   /**
@@ -134,7 +158,7 @@ public final class Engine {
         throw new EtlException(
             ErrorKind.INVALID_STATE, "pipeline " + config.pipelineId() + " was already started");
       }
-      phase = Phase.RUNNING;
+      setPhase(Phase.RUNNING);
     }
     try {
       LifecycleState initial = readLifecycle();
@@ -146,14 +170,18 @@ public final class Engine {
         prepareTables();
       }
       board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
+      store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
+      if (initial != LifecycleState.RETIRED) {
+        applyRequestsWithoutWorkers();
+      }
       destination.startup(new Context());
     } catch (RuntimeException e) {
-      phase = Phase.FAILED;
+      setPhase(Phase.FAILED);
       terminated.countDown();
       throw e;
     }
     if (initial() == null) {
-      phase = Phase.STARTING;
+      setPhase(Phase.STARTING);
     }
     supervisor = new Thread(this::supervise, "pgetl-pipeline-" + config.pipelineId());
     // a host whose other threads ended can exit: the pipeline never keeps a JVM alive by itself
@@ -177,6 +205,28 @@ public final class Engine {
             "publication " + config.publication() + " publishes no table",
             "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
       }
+      reconcile(c, catalog, published);
+      SlotAdmin slots = new SlotAdmin(c);
+      // no table-sync slot outlives a process: every copy starts from scratch with a new one
+      for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
+        if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
+          slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
+          LOG.info("pipeline {}: dropped leftover table-sync slot {}", pipelineId, s.slotName());
+        }
+      }
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not prepare pipeline " + pipelineId);
+    }
+    store.loadTableStates();
+  }
+
+  /**
+   * Brings the stored table set in line with the publication while no worker runs: new tables get
+   * {@code Init}, tables that left it lose their state and slot.
+   */
+  private void reconcile(Connection c, PgCatalog catalog, List<TableId> published) {
+    String pipelineId = config.pipelineId();
+    {
       for (Map.Entry<TableId, TableName> e : catalog.tableNames(published).entrySet()) {
         board.name(e.getKey(), e.getValue());
       }
@@ -202,17 +252,142 @@ public final class Engine {
               "pipeline {}: table {} left the publication; its state is deleted", pipelineId, t);
         }
       }
-      // no table-sync slot outlives a process: every copy starts from scratch with a new one
-      for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
-        if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
-          slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
-          LOG.info("pipeline {}: dropped leftover table-sync slot {}", pipelineId, s.slotName());
+    }
+  }
+
+  // ---- operator requests and publication changes
+
+  /**
+   * Carries out the pending operator requests directly, while no worker runs (at start, or while
+   * paused or drained).
+   */
+  private void applyRequestsWithoutWorkers() {
+    for (TableRequest r : store.tableRequests()) {
+      TableState s = store.tableState(r.table()).orElse(null);
+      if (s == null) {
+        LOG.warn(
+            "pipeline {}: {} of table {} ignored: not in the pipeline",
+            config.pipelineId(),
+            r.action(),
+            r.table());
+      } else if (r.action() == TableRequest.Action.RESYNC) {
+        store.resetTableState(r.table());
+        LOG.info(
+            "pipeline {}: table {} is copied again (requested)", config.pipelineId(), r.table());
+      } else if (s instanceof TableState.Errored) {
+        store.rollbackTableState(r.table());
+        LOG.info(
+            "pipeline {}: errored table {} is retried (requested)", config.pipelineId(), r.table());
+      } else {
+        LOG.warn(
+            "pipeline {}: retry of table {} ignored: it is {}, not errored",
+            config.pipelineId(),
+            r.table(),
+            s.type());
+      }
+      store.completeTableRequest(r.id());
+    }
+  }
+
+  /** Hands new operator requests to the running generation's apply worker. */
+  private void forwardRequests(Generation g) {
+    List<TableRequest> pending = store.tableRequests();
+    Set<Long> ids = new HashSet<>();
+    for (TableRequest r : pending) {
+      ids.add(r.id());
+      if (forwardedRequests.add(r.id())) {
+        g.ctx.commands.add(
+            new TableCommand(
+                r.action() == TableRequest.Action.RESYNC
+                    ? TableCommand.Kind.RESYNC
+                    : TableCommand.Kind.RETRY,
+                r.table(),
+                board.name(r.table()),
+                r.id()));
+      }
+    }
+    forwardedRequests.retainAll(ids);
+  }
+
+  /**
+   * Reads the publication's tables again (every {@code publicationRefreshInterval}) and hands the
+   * tables that joined or left it to the running generation's apply worker.
+   */
+  private void refreshPublication(Generation g) {
+    long now = System.nanoTime();
+    if (now - lastPublicationRefresh < config.publicationRefreshInterval().toNanos()) {
+      return;
+    }
+    lastPublicationRefresh = now;
+    try {
+      if (lagConnection == null || lagConnection.isClosed()) {
+        lagConnection = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+      }
+      PgCatalog catalog = new PgCatalog(lagConnection);
+      List<TableId> published = catalog.publicationTables(config.publication());
+      Map<TableId, TableState> known = g.ctx.tables.snapshot();
+      List<TableId> joined = new ArrayList<>();
+      for (TableId t : published) {
+        if (!known.containsKey(t)) {
+          joined.add(t);
         }
       }
-    } catch (SQLException e) {
-      throw PgErrors.map(e, "could not prepare pipeline " + pipelineId);
+      Map<TableId, TableName> names = catalog.tableNames(joined);
+      for (TableId t : joined) {
+        g.ctx.commands.add(new TableCommand(TableCommand.Kind.ADD, t, names.get(t), 0));
+      }
+      Set<TableId> publishedSet = new HashSet<>(published);
+      for (TableId t : known.keySet()) {
+        if (!publishedSet.contains(t)) {
+          g.ctx.commands.add(new TableCommand(TableCommand.Kind.REMOVE, t, board.name(t), 0));
+        }
+      }
+    } catch (SQLException | EtlException e) {
+      LOG.debug("pipeline {}: publication refresh failed: {}", config.pipelineId(), e.getMessage());
+      closeLagConnection();
     }
-    store.loadTableStates();
+  }
+
+  /**
+   * Asks for a table to be copied again, or an errored table to be retried: now in the running
+   * pipeline, else at the next start.
+   *
+   * @param name the table
+   * @param action what to do
+   * @param requestedBy who asks, for the log
+   * @return the stored request
+   * @throws EtlException when the table is not known or the store fails
+   */
+  public TableRequest request(TableName name, TableRequest.Action action, String requestedBy) {
+    TableId table = resolve(name);
+    TableRequest r = store.requestTableAction(table, action, requestedBy);
+    LOG.info("pipeline {}: {} of table {} requested", config.pipelineId(), action, name);
+    return r;
+  }
+
+  private TableId resolve(TableName name) {
+    for (TableId t : store.tableStates().keySet()) {
+      if (name.equals(board.name(t))) {
+        return t;
+      }
+    }
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+        PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)::oid::bigint")) {
+      ps.setString(1, name.quoted());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        long oid = rs.getLong(1);
+        if (rs.wasNull() || !store.tableStates().containsKey(new TableId(oid))) {
+          throw new EtlException(
+              ErrorKind.CONFIG_ERROR,
+              "table " + name + " is not part of pipeline " + config.pipelineId(),
+              "the pipeline's tables are those of publication " + config.publication());
+        }
+        return new TableId(oid);
+      }
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not look up table " + name);
+    }
   }
 
   // ---- supervisor
@@ -251,7 +426,7 @@ public final class Engine {
         }
         if (wanted == null) {
           // the lifecycle was never read: the destination may be paused or retired
-          phase = Phase.STARTING;
+          setPhase(Phase.STARTING);
           if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
             break;
           }
@@ -273,7 +448,7 @@ public final class Engine {
                   config.pipelineId(),
                   SlotNames.apply(config.pipelineId()));
             }
-            phase = Phase.PAUSED;
+            setPhase(Phase.PAUSED);
             warnRetainedWal();
           }
           case DRAINING -> {
@@ -299,7 +474,7 @@ public final class Engine {
                     board.applyLsn());
               }
             }
-            phase = Phase.DRAINED;
+            setPhase(Phase.DRAINED);
           }
           case RETIRED -> {
             if (phase != Phase.RETIRED) {
@@ -310,12 +485,19 @@ public final class Engine {
             }
           }
         }
+        Generation running = generation;
+        if (running != null && running.apply.isAlive()) {
+          forwardRequests(running);
+          refreshPublication(running);
+        } else if (wanted != LifecycleState.RETIRED) {
+          applyRequestsWithoutWorkers();
+        }
         sampleLag();
         if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
           break;
         }
       }
-      phase = Phase.STOPPING;
+      setPhase(Phase.STOPPING);
       stopGeneration(StopSignal.Mode.DRAIN);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -380,8 +562,9 @@ public final class Engine {
               e);
       errors.record(shutdownFailure);
     }
-    phase = errors.fatal() != null ? Phase.FAILED : Phase.STOPPED;
+    setPhase(errors.fatal() != null ? Phase.FAILED : Phase.STOPPED);
     LOG.info("pipeline {}: {}", config.pipelineId(), phase == Phase.FAILED ? "failed" : "stopped");
+    listeners.stopped(failure(), Duration.ofSeconds(5));
     terminated.countDown();
   }
 
@@ -394,10 +577,16 @@ public final class Engine {
     }
   }
 
+  private LifecycleState lastLifecycle;
+
   private LifecycleState pollLifecycle() {
     LifecycleState s = readLifecycle();
     if (s != null) {
       metrics.lifecycleState(s);
+      if (s != lastLifecycle) {
+        listeners.lifecycleChanged(lastLifecycle, s);
+        lastLifecycle = s;
+      }
     }
     return s;
   }
@@ -420,10 +609,23 @@ public final class Engine {
 
   private void startGenerationOnce() {
     StopSignal stop = new StopSignal();
-    store.loadTableStates();
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()))) {
+      // the publication may have changed while no generation ran (paused, reconnecting)
+      PgCatalog catalog = new PgCatalog(c);
+      reconcile(c, catalog, catalog.publicationTables(config.publication()));
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not read the publication's tables");
+    }
     TableStates tables = new TableStates(store);
-    tables.onChange((t, s) -> metrics.tableState(tableLabel(t), s.type()));
+    tables.onChange(
+        (t, from, to) -> {
+          if (to != null) {
+            metrics.tableState(tableLabel(t), to.type());
+          }
+          listeners.tableStateChanged(t, board.name(t), from, to);
+        });
     tables.snapshot().forEach((t, s) -> metrics.tableState(tableLabel(t), s.type()));
+    forwardedRequests.clear();
     StreamSettings settings;
     try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
         CatalogSchemaResolver resolver =
@@ -448,7 +650,7 @@ public final class Engine {
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);
-    phase = Phase.RUNNING;
+    setPhase(Phase.RUNNING);
     apply.start();
   }
 
@@ -509,7 +711,7 @@ public final class Engine {
       throw PgErrors.map(e, "could not drop the slots of retired pipeline " + pipelineId);
     }
     store.deletePipelineState();
-    phase = Phase.RETIRED;
+    setPhase(Phase.RETIRED);
   }
 
   private long lastRetainedWarning;
@@ -651,6 +853,36 @@ public final class Engine {
    */
   public LifecycleState lifecycleState() {
     return lifecycle.state();
+  }
+
+  /**
+   * Returns the pipeline's status from memory only.
+   *
+   * @return the status
+   */
+  public org.pgetl.PipelineStatus status() {
+    Map<TableId, org.pgetl.PipelineStatus.TableStatus> out = new LinkedHashMap<>();
+    for (Map.Entry<TableId, Map.Entry<TableName, TableState>> e : tables().entrySet()) {
+      out.put(
+          e.getKey(),
+          new org.pgetl.PipelineStatus.TableStatus(
+              e.getValue().getKey(), e.getValue().getValue(), board.rowsCopied(e.getKey())));
+    }
+    List<String> recent = new ArrayList<>();
+    for (EtlException e : errors.recent()) {
+      recent.add(e.getMessage());
+    }
+    long sampled = board.lagSampledAtMillis();
+    return new org.pgetl.PipelineStatus(
+        config.pipelineId(),
+        phase,
+        lifecycle.state(),
+        out,
+        board.applyLsn(),
+        board.lagBytes(),
+        board.lagTime(System.currentTimeMillis()),
+        sampled == 0 ? null : java.time.Instant.ofEpochMilli(sampled),
+        recent);
   }
 
   /**

@@ -28,6 +28,9 @@ final class EngineContext {
   final StatusBoard board;
   private volatile String resyncReason;
 
+  /** Table changes for the apply worker to carry out ({@link ApplyStreamRole#tick}). */
+  final java.util.Queue<TableCommand> commands = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   EngineContext(
       PipelineConfig config,
       PipelineStore store,

@@ -24,10 +24,11 @@ public interface EngineMetrics {
   /**
    * Counts events delivered by a stream.
    *
-   * @param events the number of events
+   * @param changes the data changes among them (insert, update, delete, truncate, message)
+   * @param markers the others (begin, commit, relation)
    * @param bytes their estimated size
    */
-  default void eventsDelivered(long events, long bytes) {}
+  default void eventsDelivered(long changes, long markers, long bytes) {}
 
   /**
    * Records the time from dispatch to the destination's answer.

@@ -9,17 +9,30 @@ public final class ErrorLog {
   private static final int MAX = 50;
   private final List<EtlException> errors = new ArrayList<>();
   private EtlException fatal;
+  private volatile java.util.function.Consumer<EtlException> listener = e -> {};
+
+  /**
+   * Registers a callback run after every recorded failure (it must not block).
+   *
+   * @param listener the callback
+   */
+  public void onRecord(java.util.function.Consumer<EtlException> listener) {
+    this.listener = listener;
+  }
 
   /**
    * Records a failure a worker recovered from or recorded as a table error.
    *
    * @param e the failure
    */
-  public synchronized void record(EtlException e) {
-    if (errors.size() == MAX) {
-      errors.remove(0);
+  public void record(EtlException e) {
+    synchronized (this) {
+      if (errors.size() == MAX) {
+        errors.remove(0);
+      }
+      errors.add(e);
     }
-    errors.add(e);
+    listener.accept(e);
   }
 
   /**
@@ -27,12 +40,14 @@ public final class ErrorLog {
    *
    * @param e the failure
    */
-  public synchronized void fatal(EtlException e) {
+  public void fatal(EtlException e) {
     record(e);
-    if (fatal == null) {
-      fatal = e;
-    } else if (fatal != e) {
-      fatal.addSuppressed(e);
+    synchronized (this) {
+      if (fatal == null) {
+        fatal = e;
+      } else if (fatal != e) {
+        fatal.addSuppressed(e);
+      }
     }
   }
 

@@ -29,7 +29,7 @@ final class LifecycleTracker {
 
   private final String pipelineId;
   private final String destination;
-  private LifecycleState state;
+  private volatile LifecycleState state;
   private String lastRaw;
   private boolean readFailing;
   private boolean refusalLogged;

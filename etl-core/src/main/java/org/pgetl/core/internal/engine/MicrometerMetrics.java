@@ -25,6 +25,7 @@ final class MicrometerMetrics implements EngineMetrics {
   private final MeterRegistry registry;
   private final Tags tags;
   private final Counter eventsDelivered;
+  private final Counter markersDelivered;
   private final Counter eventBytes;
   private final Counter discarded;
   private final AtomicInteger inFlight = new AtomicInteger();
@@ -33,14 +34,20 @@ final class MicrometerMetrics implements EngineMetrics {
   private final Map<String, Timer> latency = new ConcurrentHashMap<>();
   private final Map<TableName, Counter> rows = new ConcurrentHashMap<>();
   private final Map<TableName, Counter> rowBytes = new ConcurrentHashMap<>();
-  private final Map<String, Map<TableState.Type, AtomicInteger>> states = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> states = new ConcurrentHashMap<>();
 
   private MicrometerMetrics(MeterRegistry registry, String pipelineId, String destination) {
     this.registry = registry;
     this.tags = Tags.of("pipeline", pipelineId, "destination", destination);
     this.eventsDelivered =
         Counter.builder("pgetl.events.delivered")
-            .description("change events handed to the destination")
+            .description(
+                "data changes handed to the destination (insert, update, delete, truncate, message)")
+            .tags(tags)
+            .register(registry);
+    this.markersDelivered =
+        Counter.builder("pgetl.events.markers")
+            .description("begin, commit and relation events handed to the destination")
             .tags(tags)
             .register(registry);
     this.eventBytes =
@@ -106,8 +113,9 @@ final class MicrometerMetrics implements EngineMetrics {
   }
 
   @Override
-  public void eventsDelivered(long events, long bytes) {
-    eventsDelivered.increment(events);
+  public void eventsDelivered(long changes, long markers, long bytes) {
+    eventsDelivered.increment(changes);
+    markersDelivered.increment(markers);
     eventBytes.increment(bytes);
   }
 
@@ -141,24 +149,20 @@ final class MicrometerMetrics implements EngineMetrics {
 
   @Override
   public void tableState(String table, TableState.Type state) {
-    Map<TableState.Type, AtomicInteger> gauges =
-        states.computeIfAbsent(
+    states
+        .computeIfAbsent(
             table,
             t -> {
-              Map<TableState.Type, AtomicInteger> m = new EnumMap<>(TableState.Type.class);
-              for (TableState.Type type : TableState.Type.values()) {
-                AtomicInteger v = new AtomicInteger();
-                m.put(type, v);
-                Gauge.builder("pgetl.table.state", v, AtomicInteger::get)
-                    .description("1 for the table's current state, 0 for the others")
-                    .tags(
-                        tags.and(
-                            "table", t, "state", type.name().toLowerCase(java.util.Locale.ROOT)))
-                    .register(registry);
-              }
-              return m;
-            });
-    gauges.forEach((type, v) -> v.set(type == state ? 1 : 0));
+              AtomicInteger v = new AtomicInteger(-1);
+              Gauge.builder("pgetl.table.state", v, AtomicInteger::get)
+                  .description(
+                      "the table's state: 0 init, 1 data_sync, 2 finished_copy, 3 sync_wait,"
+                          + " 4 catchup, 5 sync_done, 6 ready, 7 errored")
+                  .tags(tags.and("table", t))
+                  .register(registry);
+              return v;
+            })
+        .set(state.ordinal());
   }
 
   @Override

@@ -13,6 +13,11 @@ import org.pgetl.model.TableName;
  */
 public final class StatusBoard {
   private final Map<TableId, TableName> names = new ConcurrentHashMap<>();
+  private final Map<TableId, java.util.concurrent.atomic.AtomicLong> rowsCopied =
+      new ConcurrentHashMap<>();
+  // commit times of received transactions not yet durable, oldest first (apply stream only)
+  private final java.util.ArrayDeque<long[]> pending = new java.util.ArrayDeque<>();
+  private static final int MAX_PENDING = 4096;
   private volatile Lsn applyLsn = Lsn.ZERO;
   private volatile long lagBytes = -1;
   private volatile long lagSampledAtMillis;
@@ -57,6 +62,91 @@ public final class StatusBoard {
    */
   public Lsn applyLsn() {
     return applyLsn;
+  }
+
+  /**
+   * Sets the rows copied of a table's current (or last) copy attempt.
+   *
+   * @param table the table
+   * @param rows the count
+   */
+  public void rowsCopied(TableId table, long rows) {
+    rowsCopied.computeIfAbsent(table, t -> new java.util.concurrent.atomic.AtomicLong()).set(rows);
+  }
+
+  /**
+   * Adds to the rows copied of a table's current copy attempt.
+   *
+   * @param table the table
+   * @param rows the rows just answered
+   */
+  public void addRowsCopied(TableId table, long rows) {
+    rowsCopied
+        .computeIfAbsent(table, t -> new java.util.concurrent.atomic.AtomicLong())
+        .addAndGet(rows);
+  }
+
+  /**
+   * Returns the rows copied of a table's current (or last) copy attempt.
+   *
+   * @param table the table
+   * @return the count, 0 when none
+   */
+  public long rowsCopied(TableId table) {
+    java.util.concurrent.atomic.AtomicLong n = rowsCopied.get(table);
+    return n == null ? 0 : n.get();
+  }
+
+  /**
+   * Records a transaction the apply stream received (its commit end LSN and commit time).
+   *
+   * @param commitEnd the commit's end LSN
+   * @param commitTimeMillis the commit time, epoch milliseconds
+   */
+  public void received(Lsn commitEnd, long commitTimeMillis) {
+    synchronized (pending) {
+      if (pending.size() < MAX_PENDING) {
+        pending.addLast(new long[] {commitEnd.value(), commitTimeMillis});
+      }
+    }
+  }
+
+  /**
+   * Records that the apply stream's durable point reached {@code durable}: the transactions up to
+   * it are no longer behind.
+   *
+   * @param durable the durable point
+   */
+  public void caughtUpTo(Lsn durable) {
+    synchronized (pending) {
+      while (!pending.isEmpty()
+          && Long.compareUnsigned(pending.peekFirst()[0], durable.value()) <= 0) {
+        pending.removeFirst();
+      }
+    }
+  }
+
+  /** Forgets the transactions received on a stream that ended (they are read again). */
+  public void clearReceived() {
+    synchronized (pending) {
+      pending.clear();
+    }
+  }
+
+  /**
+   * Returns how far behind the destination is in time: from the commit of the oldest transaction
+   * received but not yet durable until now; zero when nothing received waits.
+   *
+   * @param nowMillis the current time, epoch milliseconds
+   * @return the lag
+   */
+  public java.time.Duration lagTime(long nowMillis) {
+    synchronized (pending) {
+      if (pending.isEmpty()) {
+        return java.time.Duration.ZERO;
+      }
+      return java.time.Duration.ofMillis(Math.max(0, nowMillis - pending.peekFirst()[1]));
+    }
   }
 
   /**

@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * stop, and how: {@link Mode#DRAIN} flushes buffered work and waits for the answers (a shutdown, a
  * lifecycle drain); {@link Mode#DISCARD} drops buffered work and waits only for writes already in
  * flight (a lifecycle pause or retire). A later request can only make the stop stricter (DRAIN to
- * DISCARD). Thread-safe.
+ * DISCARD). A {@linkplain #child() child} signal stops with its parent and can also be stopped on
+ * its own (one table's worker, when that table is copied again or leaves the publication).
+ * Thread-safe.
  */
 public final class StopSignal {
   private static final Logger LOG = LoggerFactory.getLogger(StopSignal.class);
@@ -35,6 +37,37 @@ public final class StopSignal {
   private final AtomicReference<String> incomplete = new AtomicReference<>();
   private final AtomicLong requestedAtNanos = new AtomicLong();
   private final List<Runnable> wakers = new CopyOnWriteArrayList<>();
+  private final StopSignal parent;
+  private volatile Runnable detachFromParent = () -> {};
+
+  /** Creates a signal on which no stop is requested. */
+  public StopSignal() {
+    this(null);
+  }
+
+  private StopSignal(StopSignal parent) {
+    this.parent = parent;
+  }
+
+  /**
+   * Returns a signal that is requested whenever this one is (with the same mode), and that can also
+   * be requested alone. {@link #detach()} it when its worker ends.
+   *
+   * @return the child
+   */
+  public StopSignal child() {
+    StopSignal c = new StopSignal(this);
+    c.detachFromParent = onRequest(() -> c.request(mode()));
+    if (isRequested()) {
+      c.request(mode());
+    }
+    return c;
+  }
+
+  /** Stops following the parent (the child's worker ended). */
+  public void detach() {
+    detachFromParent.run();
+  }
 
   /**
    * Requests a stop. Idempotent; a stricter mode replaces a laxer one.
@@ -76,6 +109,10 @@ public final class StopSignal {
    */
   public void noteIncomplete(String reason) {
     incomplete.compareAndSet(null, reason);
+    if (parent != null && parent.isRequested()) {
+      // only a stop of the whole generation reports what its workers left unfinished
+      parent.noteIncomplete(reason);
+    }
   }
 
   /**

@@ -2,26 +2,50 @@ package org.pgetl.core.internal.engine;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Semaphore;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.pgetl.model.TableId;
 
 /**
- * The table-sync workers of one generation: at most one per table, at most {@code
- * maxTableSyncWorkers} running at once (the others wait for a permit).
+ * The table-sync workers of one generation: at most one per table, run on a fixed pool of {@code
+ * maxTableSyncWorkers} daemon threads (a thousand tables to copy are a thousand queued tasks, not a
+ * thousand threads). Each worker gets a {@linkplain StopSignal#child() child} of the generation's
+ * stop signal, so one table's worker can be stopped alone ({@link #cancel}). While a worker runs,
+ * its thread is named {@code pgetl-sync-<pipeline>-<table oid>}.
  */
 final class SyncPool {
   private final EngineContext ctx;
-  private final Semaphore permits;
-  private final List<Thread> threads = new ArrayList<>();
+  private final ThreadPoolExecutor executor;
+  private final Map<TableId, StopSignal> stops = new ConcurrentHashMap<>();
+  private final Set<Thread> busy = ConcurrentHashMap.newKeySet();
 
   SyncPool(EngineContext ctx) {
     this.ctx = ctx;
-    this.permits = new Semaphore(ctx.config.maxTableSyncWorkers(), true);
+    int size = ctx.config.maxTableSyncWorkers();
+    String pipelineId = ctx.config.pipelineId();
+    AtomicInteger n = new AtomicInteger();
+    this.executor =
+        new ThreadPoolExecutor(
+            size,
+            size,
+            0,
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, "pgetl-sync-" + pipelineId + "-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /**
-   * Starts a worker for a table unless one runs or the generation stops.
+   * Queues a worker for a table unless one runs (or waits) or the generation stops.
    *
    * @param table the table
    * @param priorAttempts timed retries already made for the table's last failure
@@ -30,68 +54,69 @@ final class SyncPool {
     if (ctx.stop.isRequested() || !ctx.tables.claimWorker(table)) {
       return;
     }
-    Thread t =
-        new Thread(
-            () -> {
-              try {
-                if (acquire()) {
-                  try {
-                    new TableSyncWorker(ctx, table, priorAttempts).run();
-                  } finally {
-                    permits.release();
-                  }
-                }
-              } finally {
-                ctx.tables.releaseWorker(table);
-              }
-            },
-            "pgetl-sync-" + ctx.config.pipelineId() + "-" + table);
-    t.setDaemon(true);
-    synchronized (threads) {
-      threads.add(t);
+    StopSignal stop = ctx.stop.child();
+    stops.put(table, stop);
+    try {
+      executor.execute(() -> run(table, priorAttempts, stop));
+    } catch (RejectedExecutionException e) {
+      finished(table, stop); // the generation is stopping
     }
-    t.start();
   }
 
-  private boolean acquire() {
+  private void run(TableId table, int priorAttempts, StopSignal stop) {
+    Thread thread = Thread.currentThread();
+    String poolName = thread.getName();
+    busy.add(thread);
+    thread.setName("pgetl-sync-" + ctx.config.pipelineId() + "-" + table);
     try {
-      while (!ctx.stop.isRequested()) {
-        if (permits.tryAcquire(100, TimeUnit.MILLISECONDS)) {
-          return true;
-        }
+      if (!stop.isRequested()) {
+        new TableSyncWorker(ctx, table, priorAttempts, stop).run();
       }
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
+    } finally {
+      thread.setName(poolName);
+      busy.remove(thread);
+      finished(table, stop);
     }
+  }
+
+  private void finished(TableId table, StopSignal stop) {
+    stops.remove(table, stop);
+    stop.detach();
+    ctx.tables.releaseWorker(table);
   }
 
   /**
-   * Waits for every worker to end (after a stop request), until a deadline.
+   * Stops the worker of one table (queued or running), discarding what it has not delivered.
+   *
+   * @param table the table
+   * @return true when a worker was asked to stop
+   */
+  boolean cancel(TableId table) {
+    StopSignal stop = stops.get(table);
+    if (stop == null) {
+      return false;
+    }
+    stop.request(StopSignal.Mode.DISCARD);
+    return true;
+  }
+
+  /**
+   * Waits for every worker to end (after a stop request), until a deadline; queued workers see the
+   * stop and end at once.
    *
    * @param deadlineNanos the deadline, in {@link System#nanoTime()} terms
-   * @return the workers still running at the deadline
+   * @return the threads still running a worker at the deadline
    */
   List<Thread> awaitAll(long deadlineNanos) {
-    while (true) {
-      List<Thread> snapshot;
-      synchronized (threads) {
-        threads.removeIf(t -> !t.isAlive());
-        snapshot = new ArrayList<>(threads);
-      }
-      if (snapshot.isEmpty()) {
+    executor.shutdown();
+    try {
+      long left = deadlineNanos - System.nanoTime();
+      if (executor.awaitTermination(Math.max(0, left), TimeUnit.NANOSECONDS)) {
         return List.of();
       }
-      List<Thread> left = new ArrayList<>();
-      for (Thread t : snapshot) {
-        if (!Engine.joinUntil(t, deadlineNanos)) {
-          left.add(t);
-        }
-      }
-      if (!left.isEmpty()) {
-        return left;
-      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
+    return new ArrayList<>(busy);
   }
 }

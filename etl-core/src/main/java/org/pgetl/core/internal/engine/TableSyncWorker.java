@@ -34,7 +34,7 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.model.TableSchema;
+import org.pgetl.store.CopyRecord;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
@@ -63,14 +63,16 @@ final class TableSyncWorker {
   private final EngineContext ctx;
   private final TableId table;
   private final int priorAttempts;
+  private final StopSignal stop;
   private final String pipelineId;
   private final String slotName;
   private boolean completed;
 
-  TableSyncWorker(EngineContext ctx, TableId table, int priorAttempts) {
+  TableSyncWorker(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop) {
     this.ctx = ctx;
     this.table = table;
     this.priorAttempts = priorAttempts;
+    this.stop = stop;
     this.pipelineId = ctx.config.pipelineId();
     this.slotName = SlotNames.tableSync(pipelineId, table);
   }
@@ -132,7 +134,7 @@ final class TableSyncWorker {
     ReplicatedTableSchema previous;
     UUID attempt = UUID.randomUUID();
     try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table));
-        StopSignal.Guard guard = ctx.stop.abortOnStop(c, "table sync of " + table)) {
+        StopSignal.Guard guard = stop.abortOnStop(c, "table sync of " + table)) {
       PgCatalog catalog = new PgCatalog(c);
       Optional<PublishedTable> p = catalog.publishedTable(ctx.config.publication(), table);
       if (p.isEmpty()) {
@@ -140,10 +142,11 @@ final class TableSyncWorker {
         return;
       }
       published = p.get();
-      Optional<TableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
+      // the newest version the destination was told, with its identity and column list
+      Optional<ReplicatedTableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
       previous =
           stored.isPresent()
-              ? ReplicatedTableSchema.allColumns(stored.get())
+              ? stored.get()
               : catalog.replicatedTableSchema(table, published.columnNames());
       // 1. the destination forgets what earlier attempts wrote, and learns the new attempt's id
       if (!awaitDestination(
@@ -159,7 +162,7 @@ final class TableSyncWorker {
     }
     ctx.store.prepareTableForCopy(table);
     ctx.tables.setAndStore(table, TableState.DATA_SYNC);
-    if (ctx.stop.isRequested()) {
+    if (stop.isRequested()) {
       return;
     }
     ReplicationConnection repl =
@@ -168,14 +171,16 @@ final class TableSyncWorker {
       ReplicatedTableSchema schema;
       Lsn consistentPoint;
       TableCopier.Result copied;
-      try (StopSignal.Guard guard = ctx.stop.abortOnStop(repl.jdbc(), "table sync of " + table)) {
+      try (StopSignal.Guard guard = stop.abortOnStop(repl.jdbc(), "table sync of " + table)) {
         // 5. the slot and its snapshot
         CreatedSlot slot = repl.createSlot(slotName, SnapshotMode.USE_SNAPSHOT);
         consistentPoint = slot.consistentPoint();
         PgCatalog snapshotCatalog = new PgCatalog(repl.jdbc());
         schema = snapshotCatalog.replicatedTableSchema(table, published.columnNames());
         ctx.board.name(table, schema.name());
-        ctx.store.storeTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO));
+        ctx.board.rowsCopied(table, 0);
+        ctx.store.storeTableSchema(
+            schema.withTableSchema(schema.tableSchema().withSnapshotLsn(Lsn.ZERO)));
         // 6. the copy
         copied = new TableCopier.Result(0, 0, false);
         if (ctx.config.tableCopy().shouldCopy(schema.name())) {
@@ -183,13 +188,8 @@ final class TableSyncWorker {
           TableCopier.Source source = copySource(snapshotCatalog, schema, published);
           copied =
               new TableCopier(
-                      ctx.config,
-                      ctx.connector,
-                      ctx.destination,
-                      ctx.metrics,
-                      ctx.stop,
-                      ctx.shutdown)
-                  .copy(source, snapshotId, attempt);
+                      ctx.config, ctx.connector, ctx.destination, ctx.metrics, stop, ctx.shutdown)
+                  .copy(source, snapshotId, attempt, n -> ctx.board.addRowsCopied(table, n));
           if (copied.stopped()) {
             return;
           }
@@ -201,7 +201,7 @@ final class TableSyncWorker {
         }
         repl.endSnapshotTransaction();
       }
-      if (ctx.stop.isRequested()) {
+      if (stop.isRequested()) {
         return;
       }
       // 7. the barrier, always: every batch of the attempt must be durable
@@ -214,6 +214,13 @@ final class TableSyncWorker {
         return;
       }
       ctx.tables.setAndStore(table, TableState.FINISHED_COPY);
+      try {
+        ctx.store.recordCopy(
+            table, new CopyRecord(attempt, copied.rows(), copied.batches(), Instant.now()));
+      } catch (EtlException e) {
+        LOG.warn(
+            "pipeline {}: could not record the copy of {}: {}", pipelineId, table, e.getMessage());
+      }
       LOG.info(
           "pipeline {}: copied {} rows of {} at {}",
           pipelineId,
@@ -232,7 +239,7 @@ final class TableSyncWorker {
           new CatalogSchemaResolver(ctx.connector, ApplicationNames.tableSync(pipelineId, table))) {
         ApplyLoop loop =
             new ApplyLoop(
-                ctx.env,
+                ctx.env.withStop(stop),
                 new CatchupStreamRole(ctx.tables, table, schema.name(), attempt),
                 stream,
                 new PgOutputDecoder(ctx.streams.protocolVersion(), ctx.streams.streaming()),
@@ -296,10 +303,9 @@ final class TableSyncWorker {
   private boolean awaitDestination(
       String what, Consumer<AsyncResult> call, WriteDurability required) {
     AsyncResult result = DestinationCalls.invoke(ctx.destination, what, call);
-    Optional<Outcome> answer =
-        DestinationCalls.await(result, ctx.stop, ctx.config.shutdownTimeout());
+    Optional<Outcome> answer = DestinationCalls.await(result, stop, ctx.config.shutdownTimeout());
     if (answer.isEmpty()) {
-      ctx.stop.noteIncomplete(what + " unanswered after " + ctx.config.shutdownTimeout());
+      stop.noteIncomplete(what + " unanswered after " + ctx.config.shutdownTimeout());
       return false;
     }
     Outcome o = answer.get();
@@ -312,12 +318,12 @@ final class TableSyncWorker {
         throw o.error();
       default:
         DestinationCalls.requireDurable(o, required, what);
-        return !ctx.stop.isRequested();
+        return !stop.isRequested();
     }
   }
 
   private boolean awaitCatchup() {
-    while (!ctx.stop.isRequested()) {
+    while (!stop.isRequested()) {
       try {
         TableState s =
             ctx.tables.await(table, st -> st.type() == TableState.Type.CATCHUP, WAIT_SLICE);
@@ -348,7 +354,7 @@ final class TableSyncWorker {
   }
 
   private void fail(EtlException e) {
-    if (ctx.stop.isRequested() || ctx.shutdown.isRequested()) {
+    if (stop.isRequested() || ctx.shutdown.isRequested()) {
       LOG.info(
           "pipeline {}: table {} stopped during shutdown ({}); it resumes from {} at the next start",
           pipelineId,

@@ -323,6 +323,51 @@ public final class PgCatalog {
   }
 
   /**
+   * Reads every column of a table by attnum, dropped and generated ones included, as the catalog
+   * holds them now (or as of the connection's snapshot).
+   *
+   * @param table the table
+   * @return the columns in attnum order; empty when the table does not exist (any more)
+   * @throws EtlException of the kind {@link PgErrors} decides when the query fails
+   */
+  public List<Attribute> attributes(TableId table) {
+    List<Integer> pk = indexKey(table, "indisprimary");
+    String sql =
+        "SELECT a.attnum, a.attisdropped, a.attgenerated <> '', a.attname, a.atttypid::bigint,"
+            + " a.atttypmod, CASE WHEN a.attisdropped THEN NULL"
+            + " ELSE format_type(a.atttypid, a.atttypmod) END,"
+            + " a.attnotnull, pg_get_expr(d.adbin, d.adrelid)"
+            + " FROM pg_attribute a"
+            + " LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
+            + " WHERE a.attrelid = ?::bigint::oid AND a.attnum > 0"
+            + " ORDER BY a.attnum";
+    List<Attribute> out = new ArrayList<>();
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      ps.setLong(1, table.oid());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          int attnum = rs.getInt(1);
+          out.add(
+              new Attribute(
+                  attnum,
+                  rs.getBoolean(2),
+                  rs.getBoolean(3),
+                  rs.getString(4),
+                  (int) rs.getLong(5),
+                  rs.getInt(6),
+                  rs.getString(7),
+                  rs.getBoolean(8),
+                  rs.getString(9),
+                  pk.indexOf(attnum) + 1));
+        }
+      }
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not read the attributes of table " + table);
+    }
+    return out;
+  }
+
+  /**
    * Reads a table's replica identity and the attnums of its identity columns in key order.
    *
    * @param table the table
@@ -513,17 +558,25 @@ public final class PgCatalog {
         "it was dropped, or the publication lists a table of another database");
   }
 
-  /** Returns the attnums of the first index of the table with the given flag, in key order. */
+  /**
+   * Returns the attnums of the key columns of the first index of the table with the given flag, in
+   * key order: the first {@code indnkeyatts} entries of {@code indkey}, without the {@code INCLUDE}
+   * columns that follow them (they are stored in the index but identify nothing).
+   */
   private List<Integer> indexKey(TableId table, String flag) {
     String sql =
-        "SELECT i.indkey::text FROM pg_index i WHERE i.indrelid = ?::bigint::oid AND i." + flag;
+        "SELECT i.indkey::text, i.indnkeyatts FROM pg_index i"
+            + " WHERE i.indrelid = ?::bigint::oid AND i."
+            + flag;
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       ps.setLong(1, table.oid());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return List.of();
         }
-        return parseInt2Vector(rs.getString(1));
+        List<Integer> all = parseInt2Vector(rs.getString(1));
+        int keyColumns = rs.getInt(2);
+        return keyColumns < all.size() ? List.copyOf(all.subList(0, keyColumns)) : all;
       }
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the indexes of table " + table);

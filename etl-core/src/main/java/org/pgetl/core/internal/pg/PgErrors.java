@@ -91,6 +91,7 @@ public final class PgErrors {
       case "3D000" -> ErrorKind.CONFIG_ERROR;
       case "53400", "53300" -> ErrorKind.SOURCE_CONFIGURATION_LIMIT_EXCEEDED;
       case "55P03" -> ErrorKind.SOURCE_LOCK_TIMEOUT;
+      case "40001", "40P01" -> ErrorKind.SOURCE_TRANSACTION_CONFLICT;
       case "57014" -> ErrorKind.SOURCE_OPERATION_CANCELED;
       case "42501" -> ErrorKind.PERMISSION_DENIED;
       case "72000" -> ErrorKind.SOURCE_SNAPSHOT_TOO_OLD;

@@ -32,7 +32,20 @@ public final class TableStates {
   private volatile boolean anySyncing;
   private final Set<TableId> activeWorkers = new HashSet<>();
   private long version;
-  private volatile java.util.function.BiConsumer<TableId, TableState> listener = (t, s) -> {};
+  private volatile Listener listener = (t, from, to) -> {};
+
+  /** Told about every state change, after it happened, on the changing thread. */
+  @FunctionalInterface
+  public interface Listener {
+    /**
+     * Called after a table's state changed.
+     *
+     * @param table the table
+     * @param from the state before, or null when the table was new
+     * @param to the state now, or null when the table left the pipeline
+     */
+    void changed(TableId table, TableState from, TableState to);
+  }
 
   /**
    * Creates the live view, seeded from the store's current states.
@@ -80,11 +93,12 @@ public final class TableStates {
   }
 
   /**
-   * Registers a callback run after every state change (for metrics); it must be cheap.
+   * Registers a callback run after every state change, under the lock (so that changes of a table
+   * reach it in order): it must be cheap and must not block or call back into this object.
    *
    * @param listener the callback
    */
-  public void onChange(java.util.function.BiConsumer<TableId, TableState> listener) {
+  public void onChange(Listener listener) {
     this.listener = listener;
   }
 
@@ -95,16 +109,20 @@ public final class TableStates {
    * @param state the state
    */
   public void setInMemory(TableId table, TableState state) {
+    TableState from;
     lock.lock();
     try {
-      states.put(table, state);
+      from = states.put(table, state);
       anySyncing = state.isSyncing() || states.values().stream().anyMatch(TableState::isSyncing);
       version++;
       changed.signalAll();
+      if (!state.equals(from)) {
+        // under the lock, so that listeners see a table's changes in the order they happened
+        listener.changed(table, from, state);
+      }
     } finally {
       lock.unlock();
     }
-    listener.accept(table, state);
   }
 
   /**
@@ -134,12 +152,16 @@ public final class TableStates {
    * @param table the table
    */
   public void remove(TableId table) {
+    TableState from;
     lock.lock();
     try {
-      states.remove(table);
+      from = states.remove(table);
       anySyncing = states.values().stream().anyMatch(TableState::isSyncing);
       version++;
       changed.signalAll();
+      if (from != null) {
+        listener.changed(table, from, null);
+      }
     } finally {
       lock.unlock();
     }

@@ -3,6 +3,7 @@ package org.pgetl.core.internal.apply;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableName;
+import org.pgetl.store.MemoryStore;
 
 /**
  * The apply loop's tuple conversion, for tests of other packages: RELATION messages go into a
@@ -18,7 +19,7 @@ public final class InsertRows {
    * @param resolver resolves RELATION messages into schemas and codecs
    */
   public InsertRows(SchemaResolver resolver) {
-    this.relations = new RelationCache(resolver);
+    this.relations = new RelationCache(resolver, new MemoryStore("insert-rows"));
   }
 
   /**

@@ -489,8 +489,9 @@ class TypeMatrixIT {
   private static SchemaResolver leavingOutTextOnly(SchemaResolver engine) {
     return new SchemaResolver() {
       @Override
-      public ReplicatedTableSchema resolve(PgOutputMessage.Relation relation, Lsn snapshotLsn) {
-        return engine.resolve(relation, snapshotLsn);
+      public ReplicatedTableSchema resolve(
+          PgOutputMessage.Relation relation, Lsn snapshotLsn, ReplicatedTableSchema previous) {
+        return engine.resolve(relation, snapshotLsn, previous);
       }
 
       @Override

@@ -226,6 +226,31 @@ class CatalogIT {
   }
 
   @Test
+  void includeColumnsOfAKeyIndexAreNotPartOfTheIdentity() throws Exception {
+    TestSource.exec(
+        admin,
+        "CREATE TABLE tab_include (a int, b text, CONSTRAINT covering PRIMARY KEY (a) INCLUDE (b))",
+        "CREATE TABLE tab_include_index (a int NOT NULL, b int NOT NULL, c text)",
+        "CREATE UNIQUE INDEX tab_include_index_ba ON tab_include_index (b) INCLUDE (a, c)",
+        "ALTER TABLE tab_include_index REPLICA IDENTITY USING INDEX tab_include_index_ba");
+    TableId pk = oid("tab_include");
+    assertThat(catalog.replicaIdentity(pk).keyAttnums()).containsExactly(1);
+    assertThat(catalog.tableSchema(pk).columns())
+        .extracting(ColumnSchema::primaryKeyOrdinal)
+        .containsExactly(1, 0);
+    ReplicatedTableSchema r = catalog.replicatedTableSchema(pk, null);
+    assertThat(r.identity()).isEqualTo(IdentityKind.PRIMARY_KEY);
+    assertThat(r.identityColumnIndexes()).containsExactly(0);
+
+    TableId index = oid("tab_include_index");
+    ReplicaIdentity ri = catalog.replicaIdentity(index);
+    assertThat(ri.kind()).isEqualTo(IdentityKind.INDEX);
+    assertThat(ri.keyAttnums()).containsExactly(2);
+    assertThat(catalog.replicatedTableSchema(index, null).identityColumnIndexes())
+        .containsExactly(1);
+  }
+
+  @Test
   void sizeEstimatesBeforeAndAfterAnalyze() throws Exception {
     TestSource.exec(
         admin,

@@ -34,6 +34,8 @@ class PgErrorsTest {
     "53400, all replication slots are in use, SOURCE_CONFIGURATION_LIMIT_EXCEEDED",
     "53300, too many connections, SOURCE_CONFIGURATION_LIMIT_EXCEEDED",
     "55P03, could not obtain lock, SOURCE_LOCK_TIMEOUT",
+    "40001, could not serialize access, SOURCE_TRANSACTION_CONFLICT",
+    "40P01, deadlock detected, SOURCE_TRANSACTION_CONFLICT",
     "57014, canceling statement due to statement timeout, SOURCE_OPERATION_CANCELED",
     "42501, permission denied for table t, PERMISSION_DENIED",
     "42P01, relation \"t\" does not exist, SOURCE_SCHEMA_ERROR",
@@ -54,6 +56,30 @@ class PgErrorsTest {
     assertThat(e.kind()).isEqualTo(expected);
     assertThat(e.description()).isEqualTo("doing something");
     assertThat(e.detail()).startsWith("SQLSTATE " + state + ": ").contains(message);
+  }
+
+  /**
+   * What heals by itself is retried on a timer; what needs a person waits for one (the error table
+   * of docs/operations.md).
+   */
+  @ParameterizedTest
+  @CsvSource({
+    "08006, connection failure, TIMED",
+    "57P01, terminating connection due to administrator command, TIMED",
+    "57P03, the database system is in recovery mode, TIMED",
+    "40001, could not serialize access due to concurrent update, TIMED",
+    "40P01, deadlock detected, TIMED",
+    "55P03, could not obtain lock, TIMED",
+    "53300, too many connections, TIMED",
+    "53400, all replication slots are in use, TIMED",
+    "42501, permission denied for table t, MANUAL",
+    "42P01, relation \"t\" does not exist, MANUAL",
+    "22P02, invalid input syntax for type integer, MANUAL",
+    "28P01, password authentication failed, MANUAL",
+  })
+  void sqlStatesThatHealByThemselvesAreRetriedOnATimer(
+      String state, String message, org.pgetl.error.RetryDirective expected) {
+    assertThat(PgErrors.map(server(state, message, null), "x").directive()).isEqualTo(expected);
   }
 
   @Test
