@@ -27,7 +27,7 @@ final class PgetlCommand implements Callable<Integer> {
   public Integer call() {
     spec.commandLine()
         .getErr()
-        .println("error: a command is missing (demo, replicate, check, lifecycle)");
+        .println("error: a command is missing (demo, replicate, check, lifecycle, tables)");
     spec.commandLine().usage(spec.commandLine().getErr());
     return Main.EXIT_USAGE;
   }

@@ -6,10 +6,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Preflight;
 import org.pgetl.Preflight.Check;
@@ -31,6 +33,7 @@ import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.TableRequest;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -179,8 +182,10 @@ public final class PreflightRunner {
         }
       }
       Map<TableId, TableState> states = null;
+      List<TableRequest> requests = List.of();
       try {
         states = store.loadTableStates();
+        requests = store.tableRequests();
         Optional<Lsn> progress = store.progress(ProgressKey.apply());
         out.add(
             ok(
@@ -202,7 +207,7 @@ public final class PreflightRunner {
         out.add(skip(SLOTS.name(), noCount));
         out.add(skip(SENDERS.name(), noCount));
       } else {
-        int toCopy = tablesToCopy(publication.tables().keySet(), states);
+        int toCopy = tablesToCopy(publication.tables().keySet(), states, requests);
         out.add(slots(c, toCopy));
         out.add(senders(c, toCopy));
       }
@@ -496,12 +501,25 @@ public final class PreflightRunner {
                 + listed));
   }
 
-  /** Tables that need a table-sync worker: new ones, ones being copied, ones waiting to retry. */
-  static int tablesToCopy(Iterable<TableId> published, Map<TableId, TableState> states) {
+  /**
+   * Counts the tables that need a table-sync worker: new ones, ones being copied, ones waiting for
+   * a timed retry, and the ones an operator asked to copy again or (errored) to retry, which the
+   * start carries out.
+   */
+  static int tablesToCopy(
+      Iterable<TableId> published, Map<TableId, TableState> states, List<TableRequest> requests) {
+    Set<TableId> asked = new HashSet<>();
+    for (TableRequest r : requests) {
+      TableState s = states.get(r.table());
+      if (r.action() == TableRequest.Action.RESYNC || s instanceof TableState.Errored) {
+        asked.add(r.table());
+      }
+    }
     int n = 0;
     for (TableId t : published) {
       TableState s = states.get(t);
       if (s == null
+          || asked.contains(t)
           || s.type() == TableState.Type.INIT
           || s.type() == TableState.Type.DATA_SYNC
           || s.type() == TableState.Type.FINISHED_COPY

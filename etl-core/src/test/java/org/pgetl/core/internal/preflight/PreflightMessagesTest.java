@@ -12,6 +12,7 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.TableRequest;
 import org.pgetl.store.TableState;
 
 class PreflightMessagesTest {
@@ -95,7 +96,14 @@ class PreflightMessagesTest {
                     ErrorKind.DESTINATION_ERROR, "bad", "fix it", new RetryPolicy.Manual()));
     List<TableId> published = IntStream.rangeClosed(1, 6).mapToObj(TableId::new).toList();
     // 1 (new), 2 (init), 5 (timed retry)
-    assertThat(PreflightRunner.tablesToCopy(published, states)).isEqualTo(3);
+    assertThat(PreflightRunner.tablesToCopy(published, states, List.of())).isEqualTo(3);
+    // and the ones an operator asked for: 3 copied again, 6 retried; a retry of 4 is ignored
+    List<TableRequest> requests =
+        List.of(
+            new TableRequest(1, new TableId(3), TableRequest.Action.RESYNC, "op", Instant.EPOCH),
+            new TableRequest(2, new TableId(6), TableRequest.Action.RETRY, "op", Instant.EPOCH),
+            new TableRequest(3, new TableId(4), TableRequest.Action.RETRY, "op", Instant.EPOCH));
+    assertThat(PreflightRunner.tablesToCopy(published, states, requests)).isEqualTo(5);
   }
 
   @Test
