@@ -75,6 +75,8 @@ public enum ErrorKind {
   REPLICATION_PROTOCOL_ERROR(Group.REPLICATION),
 
   // --- state: the pipeline's own state and workers
+  /** Another instance of the pipeline holds its lease (and this one was told to fail fast). */
+  PIPELINE_RUNNING_ELSEWHERE(Group.STATE),
   /** The pipeline reached a state it should not be in (a bug, or concurrent tampering). */
   INVALID_STATE(Group.STATE),
   /** The state store could not be read or written. */
@@ -246,6 +248,10 @@ public enum ErrorKind {
           manual(
               "the replication stream was not what pgetl expects: report it with the detail, then"
                   + " restart");
+      case PIPELINE_RUNNING_ELSEWHERE ->
+          none(
+              "another instance of this pipeline id runs (see the holder in the message): stop it,"
+                  + " or start this one with instanceMode STANDBY to take over when it stops");
       case INVALID_STATE ->
           manual(
               "the pipeline state is inconsistent: report it with the detail; resetting the table"

@@ -367,6 +367,11 @@ final class Scenario {
     }
 
     @Override
+    public long epoch() {
+      return 1;
+    }
+
+    @Override
     public DestinationTableMetadataStore tableMetadata() {
       return new DestinationTableMetadataStore() {
         @Override

@@ -33,6 +33,8 @@ import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
+import org.pgetl.store.LeaseHolder;
+import org.pgetl.store.PipelineLease;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.TableRequest;
@@ -78,6 +80,12 @@ public final class Engine {
   private final ErrorLog errors = new ErrorLog();
   private final LifecycleTracker lifecycle;
   private final StatusBoard board = new StatusBoard();
+  private final PipelineLease lease;
+  private final java.util.concurrent.Semaphore wakeups = new java.util.concurrent.Semaphore(0);
+  private volatile long epoch;
+  private volatile boolean leaseLost;
+  private boolean destinationStarted;
+  private Thread leaseWatch;
   private final Listeners listeners;
   private long lastPublicationRefresh;
   // operator requests handed to the running generation, not yet done
@@ -126,6 +134,8 @@ public final class Engine {
     this.lifecycle = new LifecycleTracker(config.pipelineId(), destination.name());
     this.listeners = new Listeners(config.pipelineId());
     errors.onRecord(listeners::errorRecorded);
+    this.lease = store.lease(holderDescription());
+    shutdown.whenRequested().thenRun(this::wake);
   }
 
   private void setPhase(Phase next) {
@@ -146,11 +156,14 @@ public final class Engine {
   }
 
   /**
-   * Starts the pipeline: runs the preflight checks ({@link org.pgetl.Preflight}), prepares table
-   * states, sweeps leftover slots, starts the destination and the supervisor. Runs on the caller's
-   * thread.
+   * Starts the pipeline: takes the pipeline's lease, runs the preflight checks ({@link
+   * org.pgetl.Preflight}), prepares table states, sweeps leftover slots, starts the destination and
+   * the supervisor. Runs on the caller's thread. When another instance holds the lease, it either
+   * fails ({@code FAIL_FAST}) or starts the supervisor as a standby ({@code STANDBY}) that takes
+   * over when the lease frees, touching nothing before.
    *
-   * @throws EtlException when the source, the publication, the store or the destination fails
+   * @throws EtlException when the store, the source, the publication or the destination fails, or
+   *     another instance holds the lease and the instance mode is {@code FAIL_FAST}
    */
   public void start() {
     synchronized (lock) {
@@ -161,32 +174,153 @@ public final class Engine {
       setPhase(Phase.RUNNING);
     }
     try {
-      LifecycleState initial = readLifecycle();
-      // before any slot or state row exists; a retired destination needs only the clean-up's
-      new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
-      if (initial == LifecycleState.RETIRED) {
-        retire();
+      Optional<Long> acquired = lease.tryAcquire();
+      if (acquired.isEmpty()) {
+        Optional<LeaseHolder> holder = lease.holder();
+        board.leaseHolder(holder.orElse(null));
+        if (config.instanceMode() == PipelineConfig.InstanceMode.FAIL_FAST) {
+          lease.close();
+          throw new EtlException(
+              ErrorKind.PIPELINE_RUNNING_ELSEWHERE,
+              "pipeline "
+                  + config.pipelineId()
+                  + " runs in another instance: "
+                  + holder.map(Engine::describe).orElse("(it just released its lease)"));
+        }
+        LOG.info(
+            "pipeline {}: standby; the lease is held by {}",
+            config.pipelineId(),
+            holder.map(Engine::describe).orElse("another instance"));
+        setPhase(Phase.STANDBY);
       } else {
-        prepareTables();
+        takeOver(acquired.get());
       }
-      board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
-      store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
-      if (initial != LifecycleState.RETIRED) {
-        applyRequestsWithoutWorkers();
-      }
-      destination.startup(new Context());
     } catch (RuntimeException e) {
+      lease.close();
       setPhase(Phase.FAILED);
       terminated.countDown();
       throw e;
-    }
-    if (initial() == null) {
-      setPhase(Phase.STARTING);
     }
     supervisor = new Thread(this::supervise, "pgetl-pipeline-" + config.pipelineId());
     // a host whose other threads ended can exit: the pipeline never keeps a JVM alive by itself
     supervisor.setDaemon(true);
     supervisor.start();
+  }
+
+  /**
+   * Acts on a lease just acquired: waits the takeover delay when the previous holder did not
+   * release it (it may still be stopping), then starts from the persisted state as a restart does:
+   * the lifecycle, the preflight checks, the tables (leftover table-sync slots swept), the
+   * requests, the destination's startup (once per process).
+   */
+  private void takeOver(long newEpoch) {
+    if (!lease.previousHolderReleased()) {
+      LOG.info(
+          "pipeline {}: took over a lease that was not released; waiting {} for the previous"
+              + " instance to stop",
+          config.pipelineId(),
+          config.takeoverDelay());
+      try {
+        if (shutdown.awaitRequested(config.takeoverDelay())) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    epoch = newEpoch;
+    leaseLost = false;
+    board.leaseHolder(null);
+    LOG.info("pipeline {}: active, lease epoch {}", config.pipelineId(), newEpoch);
+    LifecycleState initial = readLifecycle();
+    // before any slot or state row exists; a retired destination needs only the clean-up's
+    new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
+    if (initial == LifecycleState.RETIRED) {
+      retire();
+    } else {
+      prepareTables();
+    }
+    board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
+    store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
+    if (initial != LifecycleState.RETIRED) {
+      applyRequestsWithoutWorkers();
+    }
+    if (!destinationStarted) {
+      destination.startup(new Context());
+      destinationStarted = true;
+    }
+    setPhase(initial() == null ? Phase.STARTING : Phase.RUNNING);
+    startLeaseWatch();
+  }
+
+  private static String describe(LeaseHolder h) {
+    return h.holder() + " since " + h.since() + " (epoch " + h.epoch() + ")";
+  }
+
+  /** How this instance describes itself to others: host, process id, destination. */
+  private String holderDescription() {
+    String host = System.getenv("HOSTNAME");
+    if (host == null || host.isBlank()) {
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException e) {
+        host = "unknown-host";
+      }
+    }
+    return host + " pid " + ProcessHandle.current().pid() + " (" + destination.name() + ")";
+  }
+
+  /**
+   * Starts the thread that confirms the lease every {@code leaseCheckInterval}; on a failed check
+   * it fences the running generation at once (no destination call, no store write, no slot change
+   * after that) and wakes the supervisor, which returns to standby.
+   */
+  private void startLeaseWatch() {
+    if (leaseWatch != null) {
+      return;
+    }
+    leaseWatch =
+        new Thread(
+            () -> {
+              while (!shutdown.isRequested() && phase != Phase.STOPPED && phase != Phase.FAILED) {
+                try {
+                  if (shutdown.awaitRequested(config.leaseCheckInterval())) {
+                    return;
+                  }
+                } catch (InterruptedException e) {
+                  return;
+                }
+                if (epoch != 0 && !leaseLost && !lease.isHeld(config.leaseCheckInterval())) {
+                  leaseLost = true;
+                  Generation g = generation;
+                  if (g != null) {
+                    g.ctx.stop.request(StopSignal.Mode.FENCED);
+                  }
+                  LOG.error(
+                      "pipeline {}: the lease (epoch {}) could not be confirmed; every worker is"
+                          + " stopped now, and this instance waits as a standby",
+                      config.pipelineId(),
+                      epoch);
+                  wake();
+                }
+              }
+            },
+            "pgetl-lease-" + config.pipelineId());
+    leaseWatch.setDaemon(true);
+    leaseWatch.start();
+  }
+
+  /** Wakes the supervisor from its poll wait (a lost lease, an operator request). */
+  void wake() {
+    wakeups.release();
+  }
+
+  /** Waits for the poll interval, a wake-up or shutdown; true when shutdown was requested. */
+  private boolean pause(Duration d) throws InterruptedException {
+    wakeups.tryAcquire(d.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    wakeups.drainPermits();
+    return shutdown.isRequested();
   }
 
   private LifecycleState initial() {
@@ -394,10 +528,77 @@ public final class Engine {
 
   private void supervise() {
     try {
+      while (!shutdown.isRequested()) {
+        if (epoch == 0 && !awaitLease()) {
+          break;
+        }
+        if (epoch == 0) {
+          continue; // a takeover interrupted by shutdown
+        }
+        if (runActive()) {
+          break;
+        }
+        // the lease was lost: back to standby, with the generation fenced
+        stopGeneration(StopSignal.Mode.FENCED);
+        epoch = 0;
+        setPhase(Phase.STANDBY);
+      }
+      setPhase(Phase.STOPPING);
+      stopGeneration(StopSignal.Mode.DRAIN);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      stopGeneration(StopSignal.Mode.DRAIN);
+    } catch (RuntimeException | Error e) {
+      LOG.error("pipeline {}: supervisor died", config.pipelineId(), e);
+      errors.fatal(
+          new EtlException(ErrorKind.WORKER_PANIC, "pipeline supervisor died", e.toString(), e));
+      stopGeneration(StopSignal.Mode.DRAIN);
+    } finally {
+      finish();
+    }
+  }
+
+  /**
+   * Standby: tries to take the lease every {@code leaseCheckInterval} until it is free, then takes
+   * over. Returns false when shutdown was requested first.
+   */
+  private boolean awaitLease() throws InterruptedException {
+    while (!shutdown.isRequested()) {
+      try {
+        Optional<Long> acquired = lease.tryAcquire();
+        if (acquired.isPresent()) {
+          takeOver(acquired.get());
+          return true;
+        }
+        board.leaseHolder(lease.holder().orElse(null));
+      } catch (EtlException e) {
+        if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+          throw e;
+        }
+        errors.record(e);
+        LOG.warn(
+            "pipeline {}: standby cannot reach the store: {}", config.pipelineId(), e.getMessage());
+      }
+      if (pause(config.leaseCheckInterval())) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The active instance's loop: follows the lifecycle, runs generations of workers. Returns true
+   * when shutdown was requested (or the pipeline failed), false when the lease was lost.
+   */
+  private boolean runActive() throws InterruptedException {
+    {
       while (true) {
+        if (leaseLost) {
+          return false;
+        }
         LifecycleState wanted = pollLifecycle();
         if (shutdown.isRequested()) {
-          break;
+          return true;
         }
         Generation g = generation;
         if (g != null && !g.apply.isAlive()) {
@@ -405,7 +606,7 @@ public final class Engine {
           // slot to recreate
           stopGeneration(StopSignal.Mode.DRAIN);
           if (errors.fatal() != null || shutdown.isRequested()) {
-            break;
+            return true;
           }
           if (g.ctx.resyncReason() != null) {
             try {
@@ -427,15 +628,15 @@ public final class Engine {
         if (wanted == null) {
           // the lifecycle was never read: the destination may be paused or retired
           setPhase(Phase.STARTING);
-          if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
-            break;
+          if (pause(config.lifecyclePollInterval())) {
+            return true;
           }
           continue;
         }
         switch (wanted) {
           case ACTIVE -> {
             lastRetainedWarning = 0;
-            if (g == null && phase != Phase.RETIRED) {
+            if (g == null && phase != Phase.RETIRED && !leaseLost) {
               startGeneration();
             }
           }
@@ -485,6 +686,9 @@ public final class Engine {
             }
           }
         }
+        if (leaseLost) {
+          return false;
+        }
         Generation running = generation;
         if (running != null && running.apply.isAlive()) {
           forwardRequests(running);
@@ -493,22 +697,10 @@ public final class Engine {
           applyRequestsWithoutWorkers();
         }
         sampleLag();
-        if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
-          break;
+        if (pause(config.lifecyclePollInterval())) {
+          return true;
         }
       }
-      setPhase(Phase.STOPPING);
-      stopGeneration(StopSignal.Mode.DRAIN);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stopGeneration(StopSignal.Mode.DRAIN);
-    } catch (RuntimeException | Error e) {
-      LOG.error("pipeline {}: supervisor died", config.pipelineId(), e);
-      errors.fatal(
-          new EtlException(ErrorKind.WORKER_PANIC, "pipeline supervisor died", e.toString(), e));
-      stopGeneration(StopSignal.Mode.DRAIN);
-    } finally {
-      finish();
     }
   }
 
@@ -553,7 +745,9 @@ public final class Engine {
   private void finish() {
     closeLagConnection();
     try {
-      destination.shutdown();
+      if (destinationStarted) {
+        destination.shutdown();
+      }
     } catch (RuntimeException e) {
       shutdownFailure =
           EtlException.wrap(
@@ -562,6 +756,9 @@ public final class Engine {
               e);
       errors.record(shutdownFailure);
     }
+    // released last, after the destination shut down: the next instance may act at once
+    lease.close();
+    epoch = 0;
     setPhase(errors.fatal() != null ? Phase.FAILED : Phase.STOPPED);
     LOG.info("pipeline {}: {}", config.pipelineId(), phase == Phase.FAILED ? "failed" : "stopped");
     listeners.stopped(failure(), Duration.ofSeconds(5));
@@ -882,7 +1079,9 @@ public final class Engine {
         board.lagBytes(),
         board.lagTime(System.currentTimeMillis()),
         sampled == 0 ? null : java.time.Instant.ofEpochMilli(sampled),
-        recent);
+        recent,
+        epoch,
+        epoch == 0 ? board.leaseHolder() : null);
   }
 
   /**
@@ -943,6 +1142,11 @@ public final class Engine {
     @Override
     public void requestShutdown() {
       shutdown.request();
+    }
+
+    @Override
+    public long epoch() {
+      return epoch;
     }
   }
 }
