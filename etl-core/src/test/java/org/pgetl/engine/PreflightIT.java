@@ -1,6 +1,7 @@
 package org.pgetl.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.pgetl.engine.PipelineHarness.config;
 
 import java.sql.Connection;
@@ -252,7 +253,9 @@ class PreflightIT {
     store.setLifecycleAsOperator(dest.name(), "retired", "decommissioned", "operator");
     try (Pipeline p = Pipeline.create(config(db, "retired", "dropped_pub").build(), store, dest)) {
       p.start();
-      assertThat(p.status().phase()).isEqualTo(PipelineStatus.Phase.RETIRED);
+      await()
+          .atMost(PipelineHarness.WAIT)
+          .until(() -> p.status().phase() == PipelineStatus.Phase.RETIRED);
     }
   }
 
