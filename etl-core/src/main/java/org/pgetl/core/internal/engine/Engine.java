@@ -22,6 +22,7 @@ import org.pgetl.core.internal.pg.PgErrors;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
+import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.core.internal.sync.TableStates;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
@@ -155,11 +156,11 @@ public final class Engine {
   }
 
   /**
-   * Starts the pipeline: takes the pipeline's lease, checks the publication, prepares table states,
-   * sweeps leftover slots, starts the destination and the supervisor. Runs on the caller's thread.
-   * When another instance holds the lease, it either fails ({@code FAIL_FAST}) or starts the
-   * supervisor as a standby ({@code STANDBY}) that takes over when the lease frees, touching
-   * nothing before.
+   * Starts the pipeline: takes the pipeline's lease, runs the preflight checks ({@link
+   * org.pgetl.Preflight}), prepares table states, sweeps leftover slots, starts the destination and
+   * the supervisor. Runs on the caller's thread. When another instance holds the lease, it either
+   * fails ({@code FAIL_FAST}) or starts the supervisor as a standby ({@code STANDBY}) that takes
+   * over when the lease frees, touching nothing before.
    *
    * @throws EtlException when the store, the source, the publication or the destination fails, or
    *     another instance holds the lease and the instance mode is {@code FAIL_FAST}
@@ -209,8 +210,8 @@ public final class Engine {
   /**
    * Acts on a lease just acquired: waits the takeover delay when the previous holder did not
    * release it (it may still be stopping), then starts from the persisted state as a restart does:
-   * the lifecycle, the tables (leftover table-sync slots swept), the requests, the destination's
-   * startup (once per process).
+   * the lifecycle, the preflight checks, the tables (leftover table-sync slots swept), the
+   * requests, the destination's startup (once per process).
    */
   private void takeOver(long newEpoch) {
     if (!lease.previousHolderReleased()) {
@@ -233,6 +234,8 @@ public final class Engine {
     board.leaseHolder(null);
     LOG.info("pipeline {}: active, lease epoch {}", config.pipelineId(), newEpoch);
     LifecycleState initial = readLifecycle();
+    // before any slot or state row exists; a retired destination needs only the clean-up's
+    new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
     if (initial == LifecycleState.RETIRED) {
       retire();
     } else {
