@@ -169,15 +169,13 @@ public final class PgConnectionConfig {
   }
 
   /**
-   * One host and its port.
+   * One host and its port. {@link PgConnectionConfig} validates each entry, naming its place in the
+   * list.
    *
    * @param host the host name or address (an IPv6 address without brackets)
    * @param port the TCP port
    */
   public record HostPort(String host, int port) {
-    /** Checks nothing: {@link PgConnectionConfig} validates each entry and names it. */
-    public HostPort {}
-
     /**
      * Returns {@code host:port}, with an IPv6 address in brackets: {@code [::1]:5432}.
      *
