@@ -213,7 +213,8 @@ final class ApplyWorker implements Runnable {
     }
     if (slot.isEmpty()) {
       ctx.store.deleteProgress(ProgressKey.apply());
-      CreatedSlot created = repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT);
+      CreatedSlot created =
+          repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT, ctx.config.failoverSlots());
       LOG.info(
           "pipeline {}: created apply slot {} at {}",
           pipelineId,
@@ -221,6 +222,7 @@ final class ApplyWorker implements Runnable {
           created.consistentPoint());
       return created.consistentPoint();
     }
+    repl.matchFailover(slot.get(), ctx.config.failoverSlots());
     Lsn progress = ctx.store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
     Lsn confirmed =
         slot.get().confirmedFlushLsn() == null ? Lsn.ZERO : slot.get().confirmedFlushLsn();

@@ -331,6 +331,7 @@ public final class Engine {
     String pipelineId = config.pipelineId();
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
       PgCatalog catalog = new PgCatalog(c);
+      catalog.serverVersion().requireFailoverSlots(config.failoverSlots());
       catalog.requirePublication(config.publication());
       List<TableId> published = catalog.publicationTables(config.publication());
       if (published.isEmpty()) {
