@@ -23,7 +23,7 @@ import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.preflight.PreflightRunner;
-import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.core.internal.sync.TableStateMachine;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.DestinationTableMetadataStore;
@@ -840,7 +840,7 @@ public final class Engine {
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the publication's tables");
     }
-    TableStates tables = new TableStates(store);
+    TableStateMachine tables = new TableStateMachine(store);
     tables.onChange(
         (t, from, to) -> {
           if (to != null) {
@@ -1003,7 +1003,7 @@ public final class Engine {
   }
 
   /** Joins a thread until the deadline (System.nanoTime); true when it ended. */
-  static boolean joinUntil(Thread t, long deadlineNanos) {
+  public static boolean joinUntil(Thread t, long deadlineNanos) {
     boolean interrupted = false;
     try {
       while (t.isAlive()) {
