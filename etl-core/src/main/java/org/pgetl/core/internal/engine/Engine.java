@@ -543,6 +543,11 @@ public final class Engine {
         stopGeneration(StopSignal.Mode.FENCED);
         epoch = 0;
         setPhase(Phase.STANDBY);
+        // the standbys that saw the lease free have priority: this instance, which just lost it,
+        // tries again only after each of them had two chances (they try every check interval)
+        if (pause(config.leaseCheckInterval().multipliedBy(2))) {
+          break;
+        }
       }
       setPhase(Phase.STOPPING);
       stopGeneration(StopSignal.Mode.DRAIN);
