@@ -57,6 +57,9 @@ import org.pgetl.error.EtlException;
  *     WAL. A lost connection then loses the apply slot too, which the next connection handles as a
  *     missing slot ({@code invalidatedSlotBehavior}); meant for a state that does not outlive the
  *     process either ({@code MemoryStore}), where every start copies every table again anyway
+ * @param failoverSlots create the apply slot as a failover slot (PostgreSQL 17+), which a physical
+ *     standby with {@code sync_replication_slots = on} keeps, so that the pipeline resumes from it
+ *     after the standby's promotion; {@code start()} fails on an older server
  */
 public record PipelineConfig(
     String pipelineId,
@@ -82,7 +85,8 @@ public record PipelineConfig(
     InstanceMode instanceMode,
     Duration leaseCheckInterval,
     Duration takeoverDelay,
-    boolean temporarySlots) {
+    boolean temporarySlots,
+    boolean failoverSlots) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -201,6 +205,12 @@ public record PipelineConfig(
               + "), was "
               + takeoverDelay);
     }
+    if (temporarySlots && failoverSlots) {
+      // a failover slot outlives its connection by design; the server refuses a temporary one
+      throw invalid(
+          "temporarySlots and failoverSlots exclude each other: a temporary slot cannot"
+              + " be a failover slot");
+    }
   }
 
   /**
@@ -243,6 +253,7 @@ public record PipelineConfig(
     b.leaseCheckInterval = leaseCheckInterval;
     b.takeoverDelay = takeoverDelay;
     b.temporarySlots = temporarySlots;
+    b.failoverSlots = failoverSlots;
     return b;
   }
 
@@ -292,7 +303,8 @@ public record PipelineConfig(
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
             + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s,"
             + " publicationRefreshInterval=%s, instanceMode=%s, leaseCheckInterval=%s,"
-            + " takeoverDelay=%s, temporarySlots=%s]",
+            + " takeoverDelay=%s, temporarySlots=%s,"
+            + " failoverSlots=%s]",
         pipelineId,
         publication,
         source,
@@ -316,7 +328,8 @@ public record PipelineConfig(
         instanceMode,
         leaseCheckInterval,
         takeoverDelay,
-        temporarySlots);
+        temporarySlots,
+        failoverSlots);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -345,6 +358,7 @@ public record PipelineConfig(
     private Duration leaseCheckInterval = DEFAULT_LEASE_CHECK_INTERVAL;
     private Duration takeoverDelay = DEFAULT_TAKEOVER_DELAY;
     private boolean temporarySlots;
+    private boolean failoverSlots;
 
     private Builder() {}
 
@@ -615,6 +629,20 @@ public record PipelineConfig(
     }
 
     /**
+     * Creates the apply slot as a failover slot (default false; PostgreSQL 17+), so that a physical
+     * standby that synchronises slots keeps it and the pipeline resumes from it after a promotion.
+     * An existing apply slot is changed to match at the next start. On a server before 17, {@code
+     * start()} fails with {@code CONFIG_ERROR}.
+     *
+     * @param value whether the apply slot is a failover slot
+     * @return this builder
+     */
+    public Builder failoverSlots(boolean value) {
+      this.failoverSlots = value;
+      return this;
+    }
+
+    /**
      * Validates and builds the configuration.
      *
      * @return the configuration
@@ -645,7 +673,8 @@ public record PipelineConfig(
           instanceMode,
           leaseCheckInterval,
           takeoverDelay,
-          temporarySlots);
+          temporarySlots,
+          failoverSlots);
     }
   }
 }

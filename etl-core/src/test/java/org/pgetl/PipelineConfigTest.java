@@ -44,6 +44,15 @@ class PipelineConfigTest {
   }
 
   @Test
+  void failoverSlotsAreOptInAndSurviveToBuilder() {
+    assertThat(valid().build().failoverSlots()).isFalse();
+    PipelineConfig c = valid().failoverSlots(true).build();
+    assertThat(c.failoverSlots()).isTrue();
+    assertThat(c.toBuilder().build()).isEqualTo(c);
+    assertThat(c.toString()).contains("failoverSlots=true");
+  }
+
+  @Test
   void theSourcePasswordNeverAppearsInToString() {
     PipelineConfig c = valid().build();
     assertThat(c.toString()).doesNotContain("s3cret").contains("db.example");
@@ -68,6 +77,9 @@ class PipelineConfigTest {
         b -> b.retryDelay(Duration.ofMinutes(10)), "retry.maxDelay must be >= retry.delay (PT10M)");
     rejects(b -> b.retryBackoffMultiplier(0.5), "retry.backoffMultiplier must be >= 1.0, was 0.5");
     rejects(b -> b.retryMaxAttempts(-1), "retry.maxAttempts must be >= 0, was -1");
+    rejects(
+        b -> b.temporarySlots(true).failoverSlots(true),
+        "temporarySlots and failoverSlots exclude each other");
     rejects(b -> b.pipelineId("Orders-1"), "pipelineId must be 1-40 characters of [a-z0-9_]");
     rejects(b -> b.pipelineId(null), "pipelineId must be set");
     rejects(b -> b.publication(" "), "publication must be set");

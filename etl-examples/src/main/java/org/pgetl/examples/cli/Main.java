@@ -8,9 +8,10 @@ import picocli.CommandLine;
 
 /**
  * The {@code pgetl} command line: {@code demo} (a local replication demo on an embedded
- * PostgreSQL), {@code replicate} (replicate a real database), {@code lifecycle} (pause, resume or
- * drain a destination), {@code tables} (list, copy again, retry) and {@code status} (the active
- * instance, lifecycle and table states).
+ * PostgreSQL), {@code replicate} (replicate a real database), {@code check} (check that a pipeline
+ * can start, without starting it), {@code lifecycle} (pause, resume or drain a destination), {@code
+ * tables} (list, copy again, retry) and {@code status} (the active instance, lifecycle and table
+ * states).
  *
  * <p>Exit codes: 0 success; 1 a failure (the pipeline failed, the demo's verification found a
  * difference, an operation was refused); 2 invalid command-line input; 130 interrupted before the
@@ -68,6 +69,7 @@ public final class Main {
     CommandLine cli = new CommandLine(new PgetlCommand());
     cli.addSubcommand("demo", new DemoCommand(context));
     cli.addSubcommand("replicate", new ReplicateCommand(context));
+    cli.addSubcommand("check", new CheckCommand(context));
     cli.addSubcommand("lifecycle", LifecycleCommand.commandLine(context));
     cli.addSubcommand("tables", TablesCommand.commandLine(context));
     cli.addSubcommand("status", new StatusCommand(context));

@@ -13,13 +13,15 @@ class CliHelpTest {
 
   @ParameterizedTest
   @CsvSource({
-    "'', pgetl, demo|replicate|lifecycle|tables|status",
+    "'', pgetl, demo|replicate|check|lifecycle|tables|status",
     "demo, pgetl demo, --rows|--duration|--rate|--duckdb-file|--postgres-version|--plain|--verbose",
     "replicate, pgetl replicate,"
         + " --source-url|--publication|--create-publication|--destination|--pipeline-id"
         + "|--state-store|--store-schema|--status-every|--max-table-sync-workers"
         + "|--copy-connections|--instance-mode|--lease-check-interval|--takeover-delay|--verbose",
     "status, pgetl status, --store-url|--store-schema|--pipeline-id|--verbose",
+    "check, pgetl check, --source-url|--publication|--pipeline-id|--state-store|--store-schema"
+        + "|--verbose",
     "lifecycle, pgetl lifecycle, show|pause|resume|drain|retire",
     "lifecycle show, pgetl lifecycle show,"
         + " --store-url|--store-schema|--pipeline-id|--destination-name",
