@@ -54,6 +54,15 @@ final class PipelineOptions {
       description = "The schema of the state store's tables (default: ${DEFAULT-VALUE}).")
   String storeSchema;
 
+  @Option(
+      names = "--max-table-sync-workers",
+      paramLabel = "N",
+      defaultValue = "" + PipelineConfig.DEFAULT_MAX_TABLE_SYNC_WORKERS,
+      description =
+          "How many tables replicate would copy at once, which the slot and WAL sender counts"
+              + " need (default: ${DEFAULT-VALUE}).")
+  int maxTableSyncWorkers;
+
   /**
    * Returns the source's connection settings; a URL without a password takes it from {@code
    * PGPASSWORD}.
@@ -71,11 +80,19 @@ final class PipelineOptions {
    * @return the configuration
    */
   PipelineConfig config(PgConnectionConfig source) {
-    return PipelineConfig.builder()
-        .pipelineId(pipelineId)
-        .publication(publication)
-        .source(source)
-        .build();
+    try {
+      return PipelineConfig.builder()
+          .pipelineId(pipelineId)
+          .publication(publication)
+          .source(source)
+          .maxTableSyncWorkers(maxTableSyncWorkers)
+          .build();
+    } catch (org.pgetl.error.EtlException e) {
+      if (e.kind() != org.pgetl.error.ErrorKind.CONFIG_ERROR) {
+        throw e;
+      }
+      throw new CliException(ReplicateCommand.optionNames(e.description()), Main.EXIT_USAGE);
+    }
   }
 
   /**

@@ -21,7 +21,7 @@ class CliHelpTest {
         + "|--copy-connections|--instance-mode|--lease-check-interval|--takeover-delay|--verbose",
     "status, pgetl status, --store-url|--store-schema|--pipeline-id|--verbose",
     "check, pgetl check, --source-url|--publication|--pipeline-id|--state-store|--store-schema"
-        + "|--verbose",
+        + "|--max-table-sync-workers|--verbose",
     "lifecycle, pgetl lifecycle, show|pause|resume|drain|retire",
     "lifecycle show, pgetl lifecycle show,"
         + " --store-url|--store-schema|--pipeline-id|--destination-name",
@@ -69,6 +69,8 @@ class CliHelpTest {
         "replicate --source-url jdbc:postgresql://localhost/x?user=u --publication p"
             + " --instance-mode hot; Invalid value for option '--instance-mode'",
         "status --pipeline-id p; Missing required option: '--store-url=URL'",
+        "check --source-url jdbc:postgresql://localhost/x?user=u --publication p"
+            + " --max-table-sync-workers 0; --max-table-sync-workers must be > 0, was 0",
       })
   void badInputIsOneClearLineAndExitCodeTwo(String args, String message) {
     CliRun.Finished r = CliRun.run(args.split(" "));
