@@ -198,6 +198,37 @@ public final class PgOutputDecoder {
     }
   }
 
+  /**
+   * Decodes a data message that arrived inside a stream block and was kept aside until its
+   * transaction's Stream Commit (spooled): its bytes carry the (sub)transaction xid after the type
+   * byte. The decoder's own stream-block state is left as it was.
+   *
+   * @param array the array; the decoded message points into it
+   * @param offset the index of the message's type byte
+   * @param length the message's length in bytes
+   * @param walStart the WAL start of the message's XLogData frame, as it was received
+   * @return the message, whose {@link PgOutputMessage.StreamableMessage#streamXid()} is the xid
+   * @throws EtlException of kind {@link ErrorKind#INVALID_DATA} when the bytes are not a valid
+   *     message, or {@link ErrorKind#REPLICATION_PROTOCOL_ERROR} when they are not a data message
+   *     that a stream block can carry
+   */
+  public PgOutputMessage.StreamableMessage decodeSpooled(
+      byte[] array, int offset, int length, Lsn walStart) {
+    boolean wasInBlock = inStreamBlock;
+    long wasXid = streamBlockXid;
+    inStreamBlock = true;
+    try {
+      PgOutputMessage m = decode(array, offset, length, walStart);
+      if (!(m instanceof PgOutputMessage.StreamableMessage s)) {
+        throw protocolError(m.kind().displayName() + " message among the spooled changes");
+      }
+      return s;
+    } finally {
+      inStreamBlock = wasInBlock;
+      streamBlockXid = wasXid;
+    }
+  }
+
   private PgOutputMessage decodeMessage() {
     if (pos == end) {
       throw malformed(0, "the message is empty");

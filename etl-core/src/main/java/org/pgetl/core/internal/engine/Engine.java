@@ -15,6 +15,7 @@ import java.util.Set;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus.Phase;
 import org.pgetl.Shutdown;
+import org.pgetl.core.internal.apply.SpoolFolder;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgCatalog;
 import org.pgetl.core.internal.pg.PgConnector;
@@ -78,6 +79,7 @@ public final class Engine {
   private final LifecycleTracker lifecycle;
   private final StatusBoard board = new StatusBoard();
   private final Listeners listeners;
+  private final SpoolFolder spool;
   private long lastPublicationRefresh;
   // operator requests handed to the running generation, not yet done
   private final Set<Long> forwardedRequests = new HashSet<>();
@@ -124,6 +126,7 @@ public final class Engine {
     this.connector = new PgConnector(config.source());
     this.lifecycle = new LifecycleTracker(config.pipelineId(), destination.name());
     this.listeners = new Listeners(config.pipelineId());
+    this.spool = new SpoolFolder(config);
     errors.onRecord(listeners::errorRecorded);
   }
 
@@ -159,6 +162,10 @@ public final class Engine {
       setPhase(Phase.RUNNING);
     }
     try {
+      if (config.pgoutputStreaming()) {
+        // what a killed process left there is streamed again by the server
+        spool.clean();
+      }
       LifecycleState initial = readLifecycle();
       if (initial == LifecycleState.RETIRED) {
         retire();
@@ -642,7 +649,8 @@ public final class Engine {
             stop,
             settings,
             errors,
-            board);
+            board,
+            spool);
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);

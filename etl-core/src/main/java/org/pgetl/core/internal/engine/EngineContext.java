@@ -3,6 +3,7 @@ package org.pgetl.core.internal.engine;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.apply.LoopEnv;
+import org.pgetl.core.internal.apply.SpoolFolder;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.sync.TableStates;
 import org.pgetl.destination.Destination;
@@ -42,7 +43,8 @@ final class EngineContext {
       StopSignal stop,
       StreamSettings streams,
       ErrorLog errors,
-      StatusBoard board) {
+      StatusBoard board,
+      SpoolFolder spool) {
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -54,7 +56,7 @@ final class EngineContext {
     this.streams = streams;
     this.errors = errors;
     this.board = board;
-    this.env = new LoopEnv(config, store, destination, metrics, stop, shutdown);
+    this.env = new LoopEnv(config, store, destination, metrics, stop, shutdown, errors, spool);
     this.pool = new SyncPool(this);
   }
 
