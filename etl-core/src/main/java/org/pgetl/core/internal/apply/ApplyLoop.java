@@ -485,12 +485,12 @@ public final class ApplyLoop {
         });
   }
 
-  private void append(Event e, long bytes) {
+  private void append(Event e) {
     if (buffer.isEmpty()) {
       bufferStartedNanos = System.nanoTime();
     }
     buffer.add(e);
-    bufferBytes += bytes;
+    bufferBytes += EventSizes.estimate(e);
     Event.Kind k = e.kind();
     if (k == Event.Kind.BEGIN || k == Event.Kind.COMMIT || k == Event.Kind.RELATION) {
       bufferMarkers++;
@@ -669,7 +669,7 @@ public final class ApplyLoop {
     long ordinal = ++txOrdinal;
     role.afterCommit(endLsn, commitTime, control);
     if (beginEmitted) {
-      append(new Event.Commit(walStart, txCommitLsn, ordinal, endLsn, commitTime, flags), 64);
+      append(new Event.Commit(walStart, txCommitLsn, ordinal, endLsn, commitTime, flags));
     }
     bufferCommitEnd = endLsn;
     inTx = false;
@@ -677,14 +677,14 @@ public final class ApplyLoop {
 
   private void ensureBegin() {
     if (!beginEmitted) {
-      append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, txCommitTime, txXid), 64);
+      append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, txCommitTime, txXid));
       beginEmitted = true;
     }
   }
 
   private void announce(RelationCache.Entry e, Lsn walStart, long ordinal) {
     if (!e.announced) {
-      append(new Event.Relation(walStart, txCommitLsn, ordinal, e.schema), 256);
+      append(new Event.Relation(walStart, txCommitLsn, ordinal, e.schema));
       e.announced = true;
     }
   }
@@ -699,9 +699,7 @@ public final class ApplyLoop {
         if (owned(e)) {
           TableRow row = RowConverter.full(e, ins.newTuple(), "Insert");
           emit(e, ins.walStart(), ordinal);
-          append(
-              new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row),
-              row.sizeHintBytes());
+          append(new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row));
         }
       }
       case UPDATE -> {
@@ -712,10 +710,7 @@ public final class ApplyLoop {
           UpdatedRow row = RowConverter.updated(e, up.newTuple(), up.oldTuple());
           OldRow old = RowConverter.old(e, up.oldTupleKind(), up.oldTuple(), "Update");
           emit(e, up.walStart(), ordinal);
-          long size =
-              (row instanceof UpdatedRow.Full f ? f.row().sizeHintBytes() : 256)
-                  + (old == null ? 0 : old.row().sizeHintBytes());
-          append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old), size);
+          append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old));
         }
       }
       case DELETE -> {
@@ -731,9 +726,7 @@ public final class ApplyLoop {
                 "give the table a primary key or REPLICA IDENTITY FULL");
           }
           emit(e, del.walStart(), ordinal);
-          append(
-              new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old),
-              old.row().sizeHintBytes());
+          append(new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old));
         }
       }
       case TRUNCATE -> {
@@ -753,7 +746,7 @@ public final class ApplyLoop {
           for (RelationCache.Entry e : entries) {
             announce(e, t.walStart(), ordinal);
           }
-          append(new Event.Truncate(t.walStart(), txCommitLsn, ordinal, tables, t.options()), 64);
+          append(new Event.Truncate(t.walStart(), txCommitLsn, ordinal, tables, t.options()));
         }
       }
       case MESSAGE -> {
@@ -764,14 +757,11 @@ public final class ApplyLoop {
             ensureBegin();
             byte[] content = lm.content().toByteArray();
             append(
-                new Event.Message(lm.walStart(), txCommitLsn, ordinal, true, lm.prefix(), content),
-                64 + content.length);
+                new Event.Message(lm.walStart(), txCommitLsn, ordinal, true, lm.prefix(), content));
           }
         } else if (role.deliversMessages()) {
           byte[] content = lm.content().toByteArray();
-          append(
-              new Event.Message(lm.walStart(), lm.messageLsn(), 0, false, lm.prefix(), content),
-              64 + content.length);
+          append(new Event.Message(lm.walStart(), lm.messageLsn(), 0, false, lm.prefix(), content));
         }
       }
       default ->
