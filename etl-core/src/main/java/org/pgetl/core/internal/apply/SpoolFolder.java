@@ -17,11 +17,11 @@ import org.slf4j.LoggerFactory;
  * together ({@code spoolMaxBytes}).
  *
  * <p>Every stream of the pipeline — the apply stream and each table's catch-up stream — has its own
- * {@link StreamSpool}, which names its files here ({@code <stream>-<n>-<xid>.spool}, {@code n}
- * unique in this process) and reserves their bytes against the shared cap. Nothing in the folder
- * survives a restart on purpose: the server sends a transaction again, from its first change, until
- * its commit was confirmed, so {@link #clean()} empties the folder at the pipeline's start.
- * Thread-safe.
+ * {@link StreamSpool}, which names its files here ({@code <stream>-<token>-<n>-<xid>.spool}: the
+ * token names this pipeline instance — its process id and a random number — and {@code n} counts
+ * its files) and reserves their bytes against the shared cap. Nothing in the folder survives a
+ * restart on purpose: the server sends a transaction again, from its first change, until its commit
+ * was confirmed, so {@link #clean()} empties the folder at the pipeline's start. Thread-safe.
  */
 public final class SpoolFolder {
   private static final Logger LOG = LoggerFactory.getLogger(SpoolFolder.class);
@@ -34,6 +34,10 @@ public final class SpoolFolder {
   private final String pipelineId;
   private final AtomicLong used = new AtomicLong();
   private final AtomicLong files = new AtomicLong();
+  private final String token =
+      ProcessHandle.current().pid()
+          + "."
+          + Integer.toHexString(new java.security.SecureRandom().nextInt());
 
   /**
    * Creates the spool folder of a pipeline; nothing is touched on disk yet.
@@ -110,7 +114,7 @@ public final class SpoolFolder {
    *
    * @param stream the stream's tag, like {@code apply} or {@code sync-16384}
    * @param xid the transaction's xid
-   * @return a path no other stream of this process uses
+   * @return a path no other stream uses
    * @throws EtlException of kind {@code CONFIG_ERROR} when the folder cannot be created
    */
   Path newFile(String stream, long xid) {
@@ -119,7 +123,7 @@ public final class SpoolFolder {
     } catch (IOException e) {
       throw ioFailure("cannot create " + dir, e);
     }
-    return dir.resolve(stream + "-" + files.incrementAndGet() + "-" + xid + SUFFIX);
+    return dir.resolve(stream + "-" + token + "-" + files.incrementAndGet() + "-" + xid + SUFFIX);
   }
 
   /**

@@ -6,9 +6,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -23,11 +21,17 @@ import org.pgetl.model.Lsn;
  * Each streamed transaction has its own file in the pipeline's {@link SpoolFolder}, written
  * sequentially: per change a record of its length (4 bytes), the WAL start of its message (8) and
  * the message as it came from the server (its type byte, its xid, the rest). Writes go through one
- * in-heap buffer of {@value #BUFFER_BYTES} bytes that is flushed at every Stream Stop (the file is
- * open only during a stream block), and a replay reads through a second one, so the heap this spool
- * takes does not grow with the transactions, their number or their size: only the disk does,
- * against {@code spoolMaxBytes}. Nothing is ever synced to disk: a crash loses the files, and the
- * server sends every transaction whose commit was not confirmed again, from its first change.
+ * in-heap buffer of {@value #BUFFER_BYTES} bytes that is flushed at every Stream Stop, and a replay
+ * reads through a second one, so the heap this spool takes does not grow with the transactions,
+ * their number or their size: only the disk does, against {@code spoolMaxBytes}. Nothing is ever
+ * synced to disk: a crash loses the files, and the server sends every transaction whose commit was
+ * not confirmed again, from its first change.
+ *
+ * <p>A file is created (never opened twice: its name is unique to this process) at the
+ * transaction's first Stream Start and stays open until the transaction ends, one file descriptor
+ * per pending streamed transaction; every read and write goes through that channel. So another
+ * process that empties the same folder at its start (two processes running the same pipeline id
+ * with the same {@code spoolDirectory}) only unlinks the names: the data stays readable here.
  *
  * <p>Each change keeps the xid it was sent with (the top-level or a subtransaction xid); the spool
  * remembers the file offset of the first change of every subtransaction (three {@code long}s per
@@ -48,8 +52,10 @@ final class StreamSpool implements AutoCloseable {
   private final class Txn {
     final long xid;
     final Path path;
-    boolean created;
+    FileChannel channel;
+    // the bytes of its changes, and how many of them are in the file (the rest is buffered)
     long size;
+    long flushed;
     long changes;
     // the subtransactions with changes, in the order of their first change
     long[] subXids = new long[4];
@@ -101,7 +107,6 @@ final class StreamSpool implements AutoCloseable {
   private final ByteBuffer writeBuffer = ByteBuffer.allocate(BUFFER_BYTES);
   private final ByteBuffer readBuffer = ByteBuffer.allocate(BUFFER_BYTES);
   private Txn current;
-  private FileChannel out;
   private Replay replay;
 
   /**
@@ -131,13 +136,18 @@ final class StreamSpool implements AutoCloseable {
       t = new Txn(xid);
       transactions.put(xid, t);
     }
-    try {
-      out = FileChannel.open(t.path, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      t.created = true;
-      out.position(t.size);
-    } catch (IOException e) {
-      closeOut();
-      throw folder.ioFailure("cannot open " + t.path, e);
+    if (t.channel == null) {
+      try {
+        t.channel =
+            FileChannel.open(
+                t.path,
+                StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+      } catch (IOException e) {
+        transactions.remove(xid);
+        throw folder.ioFailure("cannot create " + t.path, e);
+      }
     }
     current = t;
   }
@@ -150,7 +160,6 @@ final class StreamSpool implements AutoCloseable {
     try {
       flush();
     } finally {
-      closeOut();
       current = null;
     }
   }
@@ -243,13 +252,14 @@ final class StreamSpool implements AutoCloseable {
       return; // no change of that subtransaction was streamed
     }
     long offset = t.subOffsets[i];
-    try (FileChannel c = FileChannel.open(t.path, StandardOpenOption.WRITE)) {
-      c.truncate(offset);
+    try {
+      t.channel.truncate(offset);
     } catch (IOException e) {
       throw folder.ioFailure("cannot truncate " + t.path, e);
     }
     folder.release(t.size - offset);
     t.size = offset;
+    t.flushed = offset;
     t.changes = t.subChanges[i];
     t.subCount = i;
     t.lastSubXid = 0;
@@ -276,19 +286,6 @@ final class StreamSpool implements AutoCloseable {
   }
 
   /**
-   * Returns the files of the pending transactions, for tests.
-   *
-   * @return their paths
-   */
-  List<Path> files() {
-    List<Path> paths = new ArrayList<>();
-    for (Txn t : transactions.values()) {
-      paths.add(t.path);
-    }
-    return paths;
-  }
-
-  /**
    * Drops everything and deletes every file, the one being replayed included (the stream is
    * abandoned or ends; the server sends the transactions again next time).
    */
@@ -298,7 +295,6 @@ final class StreamSpool implements AutoCloseable {
         replay.close();
       }
     } finally {
-      closeOut();
       current = null;
       writeBuffer.clear();
       for (Txn t : transactions.values()) {
@@ -323,45 +319,40 @@ final class StreamSpool implements AutoCloseable {
     }
   }
 
+  /** Appends bytes to the current transaction's file. */
   private void writeFully(ByteBuffer b) {
+    Txn t = current;
     try {
       while (b.hasRemaining()) {
-        out.write(b);
+        t.flushed += t.channel.write(b, t.flushed);
       }
     } catch (IOException e) {
-      throw folder.ioFailure("cannot write " + current.path, e);
-    }
-  }
-
-  private void closeOut() {
-    if (out != null) {
-      try {
-        out.close();
-      } catch (IOException e) {
-        // the data was written or the write failed already; the file is deleted with its txn
-      }
-      out = null;
+      throw folder.ioFailure("cannot write " + t.path, e);
     }
   }
 
   private void delete(Txn t) {
     folder.release(t.size);
     t.size = 0;
-    if (t.created) {
+    if (t.channel != null) {
       try {
+        t.channel.close();
         Files.deleteIfExists(t.path);
       } catch (IOException e) {
         throw folder.ioFailure("cannot delete " + t.path, e);
+      } finally {
+        t.channel = null;
       }
     }
   }
 
-  /** The changes of one committed transaction, read back in order. */
+  /** The changes of one committed transaction, read back in order through its file's channel. */
   final class Replay implements AutoCloseable {
     private final Txn txn;
     private final long changes;
     private final long bytes;
-    private FileChannel in;
+    // the file position of the first byte not yet in the read buffer, and of the next change
+    private long readAt;
     private long left;
     private boolean closed;
 
@@ -371,13 +362,6 @@ final class StreamSpool implements AutoCloseable {
       this.bytes = txn == null ? 0 : txn.size;
       this.left = bytes;
       readBuffer.clear().limit(0);
-      if (left > 0) {
-        try {
-          in = FileChannel.open(txn.path, StandardOpenOption.READ);
-        } catch (IOException e) {
-          throw folder.ioFailure("cannot open " + txn.path, e);
-        }
-      }
     }
 
     /**
@@ -437,13 +421,6 @@ final class StreamSpool implements AutoCloseable {
       if (replay == this) {
         replay = null;
       }
-      try {
-        if (in != null) {
-          in.close();
-        }
-      } catch (IOException e) {
-        // the file is deleted next
-      }
       if (txn != null) {
         delete(txn);
       }
@@ -459,17 +436,31 @@ final class StreamSpool implements AutoCloseable {
       readBuffer.flip();
     }
 
+    /**
+     * Reads at least {@code atLeast} bytes into the buffer, more when the buffer and file allow.
+     */
     private void read(ByteBuffer into, int atLeast) {
+      long end = txn.flushed;
       int got = 0;
       try {
         while (got < atLeast) {
-          int r = in.read(into);
+          int max = (int) Math.min(into.remaining(), end - readAt);
+          if (max <= 0) {
+            throw new EtlException(
+                ErrorKind.INVALID_STATE,
+                "spool file " + txn.path + " ended early",
+                left + " bytes were left to read");
+          }
+          ByteBuffer window = into.duplicate().limit(into.position() + max);
+          int r = txn.channel.read(window, readAt);
           if (r < 0) {
             throw new EtlException(
                 ErrorKind.INVALID_STATE,
                 "spool file " + txn.path + " ended early",
                 left + " bytes were left to read");
           }
+          into.position(into.position() + r);
+          readAt += r;
           got += r;
         }
       } catch (IOException e) {

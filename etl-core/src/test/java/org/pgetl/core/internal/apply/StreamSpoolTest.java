@@ -191,6 +191,25 @@ class StreamSpoolTest {
   }
 
   @Test
+  void anotherProcessEmptyingTheFolderDoesNotDisturbTransactionsInProgress() throws Exception {
+    StreamSpool spool = new StreamSpool(folder(1 << 20), "apply");
+    spool.start(TOP);
+    spool.add(TOP, Lsn.of(1), change("before"));
+    spool.stop();
+    // a second process of the same pipeline starts with the same spoolDirectory
+    folder(1 << 20).clean();
+    assertThat(files()).isEmpty();
+    spool.start(TOP);
+    spool.add(TOP, Lsn.of(2), change("after"));
+    spool.stop();
+    spool.start(800);
+    spool.add(800, Lsn.of(3), change("new"));
+    spool.stop();
+    assertThat(replay(spool.commit(TOP))).containsExactly("before@1", "after@2");
+    assertThat(replay(spool.commit(800))).containsExactly("new@3");
+  }
+
+  @Test
   void cleanDeletesLeftoverSpoolFilesOnly() throws Exception {
     SpoolFolder folder = folder(1 << 20);
     Path p = dir.resolve("p");
