@@ -501,18 +501,20 @@ public final class ApplyLoop {
 
   private void handle(ByteBuffer buf) {
     Lsn walStart = stream.lastMessageLsn();
+    long streamedXid = decoder.streamedChangeXid(buf);
+    if (streamedXid != 0) {
+      // a change of a streamed transaction: into its spool file as it came, decoded at its commit
+      try {
+        spool.add(streamedXid, walStart, buf);
+      } catch (EtlException e) {
+        throw stopPipeline(e);
+      }
+      return;
+    }
     PgOutputMessage m = decoder.decode(buf, walStart);
     if (m.kind() == PgOutputMessage.Kind.TYPE || m.kind() == PgOutputMessage.Kind.ORIGIN) {
       // type announcements and origins carry nothing a destination needs (codecs come from the
       // catalog by oid), in or out of a stream block
-      return;
-    }
-    if (spool.inBlock() && m instanceof PgOutputMessage.StreamableMessage s) {
-      try {
-        spool.add(s.streamXid(), walStart, buf);
-      } catch (EtlException e) {
-        throw stopPipeline(e);
-      }
       return;
     }
     switch (m.kind()) {

@@ -391,6 +391,22 @@ class PgOutputDecoderTest {
     }
 
     @Test
+    void theXidOfAStreamedChangeIsReadWithoutDecodingIt() {
+      PgOutputDecoder d = v(2, StreamingMode.ON);
+      ByteBuffer ins = ByteBuffer.wrap(PgOutputBytes.insert(0xFFFFFFF0L, 5, text("1")));
+      assertThat(d.streamedChangeXid(ins)).as("outside a block").isZero();
+      decode(d, PgOutputBytes.streamStart(900, true));
+      assertThat(d.streamedChangeXid(ins)).isEqualTo(0xFFFFFFF0L);
+      assertThat(ins.position()).isZero();
+      assertThat(d.streamedChangeXid(ByteBuffer.wrap(PgOutputBytes.truncate(901, 0, 5))))
+          .isEqualTo(901);
+      assertThat(d.streamedChangeXid(ByteBuffer.wrap(PgOutputBytes.type(901, 77, "public", "m"))))
+          .as("a Type message")
+          .isZero();
+      assertThat(d.streamedChangeXid(ByteBuffer.wrap(PgOutputBytes.streamStop()))).isZero();
+    }
+
+    @Test
     void streamCommit() {
       PgOutputDecoder d = v(2, StreamingMode.ON);
 
