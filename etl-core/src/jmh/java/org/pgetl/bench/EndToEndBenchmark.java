@@ -42,7 +42,7 @@ import org.postgresql.replication.PGReplicationStream;
  *   <li><b>streaming</b>: one transaction of 500k inserts; pgjdbc alone reads the raw pgoutput
  *       stream of a slot, timed from its first message to the commit; pgetl (stopped during the
  *       insert, then started) delivers it to the destination, timed from the first insert event to
- *       the last;
+ *       the last; both with protocol 1;
  *   <li><b>latency</b>: single-row inserts on an idle running pipeline, from sending the INSERT to
  *       the event reaching the destination;
  *   <li><b>large transaction</b>: one transaction of 500k inserts written while the pipeline runs,
@@ -54,7 +54,9 @@ import org.postgresql.replication.PGReplicationStream;
  * <p>Run: {@code mvn -B -q -pl etl-core -am -Pjmh package -DskipTests} then {@code java -cp
  * etl-core/target/etl-core-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}. {@code
  * -Dpgetl.bench.only=large} runs the large-transaction section alone, {@code
- * -Dpgetl.bench.largeRows=5000000} changes its size.
+ * -Dpgetl.bench.largeRows=5000000} changes its size, {@code -Dpgetl.bench.decodingWorkMem=8MB} the
+ * server's {@code logical_decoding_work_mem} (default 64 MB), which decides when the server starts
+ * streaming a transaction and when it spills one to disk.
  */
 public final class EndToEndBenchmark {
   private static final int COPY_ROWS = 1_000_000;
@@ -62,6 +64,7 @@ public final class EndToEndBenchmark {
   private static final int LATENCY_SAMPLES = 300;
   private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
   private static final boolean LARGE_ONLY = "large".equals(System.getProperty("pgetl.bench.only"));
+  private static final String DECODING_WORK_MEM = System.getProperty("pgetl.bench.decodingWorkMem");
   private static final String ROW_VALUES =
       "g, g % 500, 'customer ' || g || ' of the benchmark', g * 1.25,"
           + " '2024-01-01'::timestamptz + g * interval '1 second',"
@@ -77,8 +80,12 @@ public final class EndToEndBenchmark {
    */
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
-    try (EmbeddedPostgres pg =
-        EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s").start()) {
+    EmbeddedPostgres.Builder server =
+        EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s");
+    if (DECODING_WORK_MEM != null) {
+      server.setting("logical_decoding_work_mem", DECODING_WORK_MEM);
+    }
+    try (EmbeddedPostgres pg = server.start()) {
       pg.createDatabase("bench");
       PgConnectionConfig source =
           PgConnectionConfig.builder()
@@ -203,9 +210,10 @@ public final class EndToEndBenchmark {
     System.out.println();
     System.out.printf(
         Locale.ROOT,
-        "large transaction (%d rows, from its commit to its last event): protocol 1 %s rows/s,"
-            + " streaming %s rows/s, ratio %.2f%n",
+        "large transaction (%d rows, logical_decoding_work_mem %s, from its commit to its last"
+            + " event): protocol 1 %s rows/s, streaming %s rows/s, ratio %.2f%n",
         LARGE_ROWS,
+        DECODING_WORK_MEM == null ? "64MB" : DECODING_WORK_MEM,
         fmt(median(plainRate)),
         fmt(median(streamRate)),
         median(streamRate) / median(plainRate));
@@ -244,12 +252,16 @@ public final class EndToEndBenchmark {
     long committed;
     long started;
     long behind;
+    long walsender;
+    double[] cpuBefore;
     try (Pipeline p = Pipeline.create(config, store, dest)) {
       p.start();
       waitReady(store);
       System.gc();
       heap.reset();
       try (Connection c = connect(pg, "bench")) {
+        walsender = walsenderPid(c, "pgetl_apply_" + id);
+        cpuBefore = cpuSeconds(walsender);
         started = System.nanoTime();
         exec(
             c,
@@ -265,6 +277,7 @@ public final class EndToEndBenchmark {
         throw new IllegalStateException("the large transaction did not arrive");
       }
     }
+    double[] cpuAfter = cpuSeconds(walsender);
     long peak = heap.peak();
     try (Connection c = connect(pg, "bench")) {
       exec(c, "SELECT pg_drop_replication_slot('pgetl_apply_" + id + "')");
@@ -272,16 +285,49 @@ public final class EndToEndBenchmark {
     System.out.printf(
         Locale.ROOT,
         "  (%s: the INSERT took %.1f s; at its commit the walsender had %d MiB of WAL left to"
-            + " decode; the last event came %.1f s after the first)%n",
+            + " decode; the last event came %.1f s after the first; from the INSERT to the last"
+            + " event, %.1f s, the walsender used %.1f s of CPU and this JVM %.1f s)%n",
         streaming ? "streaming" : "protocol 1",
         (committed - started) / 1e9,
         behind >> 20,
-        (dest.streamDoneNanos.get() - dest.firstInsertNanos.get()) / 1e9);
+        (dest.streamDoneNanos.get() - dest.firstInsertNanos.get()) / 1e9,
+        (dest.streamDoneNanos.get() - started) / 1e9,
+        cpuAfter[0] - cpuBefore[0],
+        cpuAfter[1] - cpuBefore[1]);
     return new double[] {
       LARGE_ROWS * 1e9 / (dest.streamDoneNanos.get() - committed),
       (dest.firstInsertNanos.get() - committed) / 1e6,
       peak
     };
+  }
+
+  private static long walsenderPid(Connection c, String slot) throws SQLException {
+    try (java.sql.PreparedStatement ps =
+        c.prepareStatement("SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, slot);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1;
+      }
+    }
+  }
+
+  /** The CPU seconds a server process (Linux {@code /proc}, else -1) and this JVM used so far. */
+  private static double[] cpuSeconds(long pid) {
+    double server = -1;
+    try {
+      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      // utime and stime, fields 14 and 15 of the line, in clock ticks (100 a second on Linux)
+      server = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+    } catch (java.io.IOException | RuntimeException e) {
+      // not Linux, or the process is gone
+    }
+    double jvm =
+        ((com.sun.management.OperatingSystemMXBean)
+                    java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime()
+            / 1e9;
+    return new double[] {server, jvm};
   }
 
   /** How far the walsender of a slot is behind the end of the WAL, in bytes. */
@@ -297,12 +343,22 @@ public final class EndToEndBenchmark {
     }
   }
 
-  /** The greatest heap in use right after a garbage collection since the last reset. */
+  /**
+   * The greatest heap (heap pools only, not metaspace or code) in use right after a garbage
+   * collection since the last reset: the live data plus what a young collection left in the old
+   * generation.
+   */
   private static final class HeapWatch {
     private final AtomicLong peak = new AtomicLong();
 
     static HeapWatch start() {
       HeapWatch w = new HeapWatch();
+      java.util.Set<String> heapPools = new java.util.HashSet<>();
+      for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+        if (pool.getType() == java.lang.management.MemoryType.HEAP) {
+          heapPools.add(pool.getName());
+        }
+      }
       for (java.lang.management.GarbageCollectorMXBean gc :
           java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
         ((javax.management.NotificationEmitter) gc)
@@ -315,13 +371,15 @@ public final class EndToEndBenchmark {
                     return;
                   }
                   long used = 0;
-                  for (java.lang.management.MemoryUsage u :
+                  for (var pool :
                       com.sun.management.GarbageCollectionNotificationInfo.from(
                               (javax.management.openmbean.CompositeData) n.getUserData())
                           .getGcInfo()
                           .getMemoryUsageAfterGc()
-                          .values()) {
-                    used += u.getUsed();
+                          .entrySet()) {
+                    if (heapPools.contains(pool.getKey())) {
+                      used += pool.getValue().getUsed();
+                    }
                   }
                   w.peak.accumulateAndGet(used, Math::max);
                 },
@@ -387,7 +445,13 @@ public final class EndToEndBenchmark {
     CountingDestination dest = new CountingDestination(0, STREAM_ROWS);
     MemoryStore store = new MemoryStore(id);
     PipelineConfig config =
-        PipelineConfig.builder().pipelineId(id).publication("pub_stream").source(source).build();
+        PipelineConfig.builder()
+            .pipelineId(id)
+            .publication("pub_stream")
+            .source(source)
+            // the protocol of the raw reader it is compared with
+            .pgoutputStreaming(false)
+            .build();
     String rawSlot = "raw_" + id;
     try (Connection c = connect(pg, "bench")) {
       exec(c, "TRUNCATE bench_stream");

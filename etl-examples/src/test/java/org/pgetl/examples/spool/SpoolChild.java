@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.Reader;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryUsage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -246,12 +245,21 @@ public final class SpoolChild {
     }
   }
 
-  /** The greatest heap in use right after a garbage collection: the live data, garbage aside. */
+  /**
+   * The greatest heap (heap pools only, not metaspace or code) in use right after a garbage
+   * collection: the live data plus what a young collection left in the old generation.
+   */
   static final class HeapWatch {
     private final AtomicLong peak = new AtomicLong();
 
     static HeapWatch start() {
       HeapWatch w = new HeapWatch();
+      java.util.Set<String> heapPools = new java.util.HashSet<>();
+      for (var pool : ManagementFactory.getMemoryPoolMXBeans()) {
+        if (pool.getType() == java.lang.management.MemoryType.HEAP) {
+          heapPools.add(pool.getName());
+        }
+      }
       for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
         ((NotificationEmitter) gc)
             .addNotificationListener(
@@ -263,8 +271,10 @@ public final class SpoolChild {
                   GarbageCollectionNotificationInfo info =
                       GarbageCollectionNotificationInfo.from((CompositeData) n.getUserData());
                   long used = 0;
-                  for (MemoryUsage u : info.getGcInfo().getMemoryUsageAfterGc().values()) {
-                    used += u.getUsed();
+                  for (var pool : info.getGcInfo().getMemoryUsageAfterGc().entrySet()) {
+                    if (heapPools.contains(pool.getKey())) {
+                      used += pool.getValue().getUsed();
+                    }
                   }
                   w.peak.accumulateAndGet(used, Math::max);
                 },
