@@ -102,8 +102,11 @@ public record PipelineConfig(
   /** 5 timed retries, then an operator is needed. */
   public static final int DEFAULT_RETRY_MAX_ATTEMPTS = 5;
 
-  /** Off: protocol 1, the server holds a large transaction until its commit. */
-  public static final boolean DEFAULT_PGOUTPUT_STREAMING = false;
+  /**
+   * On: the server sends a large transaction while it runs (into the spool) instead of keeping it
+   * in its own spill files until the commit, so it reaches the destination sooner after its commit.
+   */
+  public static final boolean DEFAULT_PGOUTPUT_STREAMING = true;
 
   /**
    * 10 GiB of spool files per pipeline: a transaction of some hundred million narrow rows, well
@@ -495,7 +498,7 @@ public record PipelineConfig(
     }
 
     /**
-     * Asks pgoutput to stream large in-progress transactions while they run (default false;
+     * Asks pgoutput to stream large in-progress transactions while they run (default true;
      * PostgreSQL 14+, older servers use protocol 1). False keeps protocol 1: the server holds a
      * large transaction until its commit.
      *

@@ -34,7 +34,7 @@ class PipelineConfigTest {
     assertThat(c.copyConnectionsPerTable()).isEqualTo(4);
     assertThat(c.invalidatedSlotBehavior()).isEqualTo(PipelineConfig.InvalidatedSlotBehavior.FAIL);
     assertThat(c.pgoutputBinary()).isFalse();
-    assertThat(c.pgoutputStreaming()).isFalse();
+    assertThat(c.pgoutputStreaming()).isTrue();
     assertThat(c.spoolDirectory())
         .isEqualTo(java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "pgetl-spool"));
     assertThat(c.spoolMaxBytes()).isEqualTo(10L << 30);
