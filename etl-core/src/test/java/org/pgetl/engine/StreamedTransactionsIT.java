@@ -108,9 +108,9 @@ class StreamedTransactionsIT {
     PipelineConfig config =
         PipelineHarness.config(db, "streamed", "pub_big_tx")
             .source(asStreamer)
-            .pgoutputStreaming(true)
             .spoolDirectory(spoolDir)
             .build();
+    assertThat(config.pgoutputStreaming()).as("streaming is the default").isTrue();
     MemoryStore store = new MemoryStore("streamed");
     RecordingDestination dest = RecordingDestination.create();
     try (Pipeline p = Pipeline.create(config, store, dest)) {
@@ -139,7 +139,7 @@ class StreamedTransactionsIT {
       db.execute("INSERT INTO big_tx VALUES (-1, 'marker')");
       dest.awaitRowsEqual(name("big_tx"), sourceRows(db, "big_tx"), WAIT);
       assertThat(dest.rowCount(name("big_tx"))).isEqualTo(1 + 3000 + 2000 + 1);
-      // the server really streamed the transaction in progress
+      // the server really streamed the transaction in progress, with the default settings
       assertThat(
               db.queryLong(
                   "SELECT coalesce(sum(stream_txns), 0) FROM pg_stat_replication_slots"
@@ -162,7 +162,8 @@ class StreamedTransactionsIT {
    * Regression: pgoutput sends TYPE messages for user types (enums, domains, composites) inside the
    * stream blocks of an in-progress transaction; the replay at STREAM COMMIT rejected them
    * ("unexpected Type message in a transaction", MANUAL), and since the server streams the same
-   * transaction again after every restart, the pipeline could never pass it.
+   * transaction again after every restart, the pipeline could never pass it. The first transaction
+   * is written with a replication origin, so that its stream blocks carry ORIGIN messages as well.
    */
   @Test
   void aStreamedTransactionOnTablesWithUserTypesArrives(TestDatabase db) throws Exception {
@@ -185,9 +186,16 @@ class StreamedTransactionsIT {
     try (Pipeline p = Pipeline.create(config, store, dest)) {
       p.start();
       awaitAllReady(store, 1);
-      db.execute(
-          "INSERT INTO typed SELECT g, (ARRAY['sad','ok','happy'])[1 + g % 3]::mood, g,"
-              + " ROW(g, -g)::point2, repeat('t', 100) FROM generate_series(1, 4000) g");
+      // written with a replication origin: each stream block carries an ORIGIN message too
+      try (Connection c = db.connect();
+          Statement st = c.createStatement()) {
+        st.execute("SELECT pg_replication_origin_create('typed_origin')");
+        st.execute("SELECT pg_replication_origin_session_setup('typed_origin')");
+        st.execute(
+            "INSERT INTO typed SELECT g, (ARRAY['sad','ok','happy'])[1 + g % 3]::mood, g,"
+                + " ROW(g, -g)::point2, repeat('t', 100) FROM generate_series(1, 4000) g");
+        st.execute("SELECT pg_replication_origin_session_reset()");
+      }
       db.execute(
           "UPDATE typed SET m = 'happy', p = p + 1, pt = ROW((pt).y, (pt).x), v = 'u' || v"
               + " WHERE id % 2 = 0");
