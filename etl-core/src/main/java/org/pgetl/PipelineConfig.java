@@ -50,6 +50,16 @@ import org.pgetl.error.EtlException;
  * @param publicationRefreshInterval how often the publication's tables are read again, so that a
  *     table added to (or removed from) it is copied (or cleaned up) while the pipeline runs; a
  *     table's first change in the stream is noticed at once anyway
+ * @param instanceMode what this instance does when another instance of the same pipeline id holds
+ *     the pipeline's lease: wait as a standby and take over when it frees, or fail at start
+ * @param leaseCheckInterval how often the active instance confirms that it still holds the lease
+ *     (each check gives up after this long), and how often a standby tries to take it
+ * @param takeoverDelay how long an instance that took the lease from one that did not release it
+ *     waits before its first slot, state or destination action; longer than two check intervals, so
+ *     that the instance that lost the lease has stopped by then
+ * @param failoverSlots create the apply slot as a failover slot (PostgreSQL 17+), which a physical
+ *     standby with {@code sync_replication_slots = on} keeps, so that the pipeline resumes from it
+ *     after the standby's promotion; {@code start()} fails on an older server
  */
 public record PipelineConfig(
     String pipelineId,
@@ -73,7 +83,11 @@ public record PipelineConfig(
     Duration statusInterval,
     Duration shutdownTimeout,
     Duration lifecyclePollInterval,
-    Duration publicationRefreshInterval) {
+    Duration publicationRefreshInterval,
+    InstanceMode instanceMode,
+    Duration leaseCheckInterval,
+    Duration takeoverDelay,
+    boolean failoverSlots) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -125,6 +139,22 @@ public record PipelineConfig(
 
   /** 5 s: a table added to the publication starts its copy within seconds, for one small query. */
   public static final Duration DEFAULT_PUBLICATION_REFRESH_INTERVAL = Duration.ofSeconds(5);
+
+  /** 1 s: a lost lease stops the instance within about two seconds, for one tiny query a second. */
+  public static final Duration DEFAULT_LEASE_CHECK_INTERVAL = Duration.ofSeconds(1);
+
+  /** 3 s: two check intervals and a margin for the old instance's stop. */
+  public static final Duration DEFAULT_TAKEOVER_DELAY = Duration.ofSeconds(3);
+
+  /** What an instance does when another instance of its pipeline holds the lease. */
+  public enum InstanceMode {
+    /**
+     * Wait as a standby: {@code start()} returns, and the instance takes over when the lease frees.
+     */
+    STANDBY,
+    /** Fail at {@code start()}, naming the instance that holds the lease. */
+    FAIL_FAST
+  }
 
   private static final Pattern PIPELINE_ID = Pattern.compile("[a-z0-9_]{1,40}");
 
@@ -182,6 +212,16 @@ public record PipelineConfig(
     positive(shutdownTimeout, "shutdownTimeout");
     positive(lifecyclePollInterval, "lifecyclePollInterval");
     positive(publicationRefreshInterval, "publicationRefreshInterval");
+    Objects.requireNonNull(instanceMode, "instanceMode");
+    positive(leaseCheckInterval, "leaseCheckInterval");
+    positive(takeoverDelay, "takeoverDelay");
+    if (takeoverDelay.compareTo(leaseCheckInterval.multipliedBy(2)) <= 0) {
+      throw invalid(
+          "takeoverDelay must be > 2 x leaseCheckInterval ("
+              + leaseCheckInterval.multipliedBy(2)
+              + "), was "
+              + takeoverDelay);
+    }
   }
 
   /**
@@ -232,6 +272,10 @@ public record PipelineConfig(
     b.shutdownTimeout = shutdownTimeout;
     b.lifecyclePollInterval = lifecyclePollInterval;
     b.publicationRefreshInterval = publicationRefreshInterval;
+    b.instanceMode = instanceMode;
+    b.leaseCheckInterval = leaseCheckInterval;
+    b.takeoverDelay = takeoverDelay;
+    b.failoverSlots = failoverSlots;
     return b;
   }
 
@@ -279,8 +323,9 @@ public record PipelineConfig(
             + " copyConnectionsPerTable=%d, retry.delay=%s, retry.maxDelay=%s,"
             + " retry.backoffMultiplier=%s, retry.maxAttempts=%d, tableCopy=%s,"
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
-            + " spoolDirectory=%s, spoolMaxBytes=%d, statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s,"
-            + " publicationRefreshInterval=%s]",
+            + " spoolDirectory=%s, spoolMaxBytes=%d, statusInterval=%s, shutdownTimeout=%s,"
+            + " lifecyclePollInterval=%s, publicationRefreshInterval=%s, instanceMode=%s,"
+            + " leaseCheckInterval=%s, takeoverDelay=%s, failoverSlots=%s]",
         pipelineId,
         publication,
         source,
@@ -302,7 +347,11 @@ public record PipelineConfig(
         statusInterval,
         shutdownTimeout,
         lifecyclePollInterval,
-        publicationRefreshInterval);
+        publicationRefreshInterval,
+        instanceMode,
+        leaseCheckInterval,
+        takeoverDelay,
+        failoverSlots);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -329,6 +378,10 @@ public record PipelineConfig(
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
     private Duration lifecyclePollInterval = DEFAULT_LIFECYCLE_POLL_INTERVAL;
     private Duration publicationRefreshInterval = DEFAULT_PUBLICATION_REFRESH_INTERVAL;
+    private InstanceMode instanceMode = InstanceMode.STANDBY;
+    private Duration leaseCheckInterval = DEFAULT_LEASE_CHECK_INTERVAL;
+    private Duration takeoverDelay = DEFAULT_TAKEOVER_DELAY;
+    private boolean failoverSlots;
 
     private Builder() {}
 
@@ -580,6 +633,54 @@ public record PipelineConfig(
     }
 
     /**
+     * Sets what this instance does when another one holds the pipeline's lease (default {@code
+     * STANDBY}).
+     *
+     * @param value the mode
+     * @return this builder
+     */
+    public Builder instanceMode(InstanceMode value) {
+      this.instanceMode = value;
+      return this;
+    }
+
+    /**
+     * Sets how often the lease is confirmed or tried (default 1 s).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder leaseCheckInterval(Duration value) {
+      this.leaseCheckInterval = value;
+      return this;
+    }
+
+    /**
+     * Sets how long a takeover waits before it acts (default 3 s; more than two check intervals).
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder takeoverDelay(Duration value) {
+      this.takeoverDelay = value;
+      return this;
+    }
+
+    /**
+     * Creates the apply slot as a failover slot (default false; PostgreSQL 17+), so that a physical
+     * standby that synchronises slots keeps it and the pipeline resumes from it after a promotion.
+     * An existing apply slot is changed to match at the next start. On a server before 17, {@code
+     * start()} fails with {@code CONFIG_ERROR}.
+     *
+     * @param value whether the apply slot is a failover slot
+     * @return this builder
+     */
+    public Builder failoverSlots(boolean value) {
+      this.failoverSlots = value;
+      return this;
+    }
+
+    /**
      * Validates and builds the configuration.
      *
      * @return the configuration
@@ -608,7 +709,11 @@ public record PipelineConfig(
           statusInterval,
           shutdownTimeout,
           lifecyclePollInterval,
-          publicationRefreshInterval);
+          publicationRefreshInterval,
+          instanceMode,
+          leaseCheckInterval,
+          takeoverDelay,
+          failoverSlots);
     }
   }
 }

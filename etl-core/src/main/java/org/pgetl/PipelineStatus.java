@@ -25,6 +25,9 @@ import org.pgetl.store.TableState;
  *     when nothing waits
  * @param lagSampledAt when {@code lagBytes} was sampled, or null before the first sample
  * @param errors recent failures (table errors, retried connection losses), oldest first
+ * @param epoch the epoch of the lease this instance holds; 0 while it holds none (standby)
+ * @param leaseHolder while this instance is a standby, the instance that holds the lease, as last
+ *     seen; null otherwise
  */
 public record PipelineStatus(
     String pipelineId,
@@ -35,7 +38,9 @@ public record PipelineStatus(
     long lagBytes,
     java.time.Duration lagTime,
     java.time.Instant lagSampledAt,
-    List<String> errors) {
+    List<String> errors,
+    long epoch,
+    org.pgetl.store.LeaseHolder leaseHolder) {
 
   /** What a pipeline is doing. */
   public enum Phase {
@@ -43,6 +48,10 @@ public record PipelineStatus(
     CREATED,
     /** Started; waiting to read the destination's lifecycle state before any intake. */
     STARTING,
+    /**
+     * Started as a standby: another instance holds the pipeline's lease; takes over when it frees.
+     */
+    STANDBY,
     /** Copying and streaming. */
     RUNNING,
     /** Paused by the lifecycle. */

@@ -406,6 +406,82 @@ public final class MemoryStore implements PipelineStore {
     }
   }
 
+  // the lease, held by at most one handle of this store; epochs count its acquisitions
+  private Object leaseHolder;
+  private LeaseHolder leaseInfo;
+  private long leaseEpoch;
+  private boolean leaseReleased = true;
+
+  @Override
+  public PipelineLease lease(String holder) {
+    Objects.requireNonNull(holder, "holder");
+    return new PipelineLease() {
+      private boolean closed;
+      private boolean previousReleased = true;
+
+      @Override
+      public boolean previousHolderReleased() {
+        return previousReleased;
+      }
+
+      @Override
+      public Optional<Long> tryAcquire() {
+        lock.lock();
+        try {
+          if (leaseHolder == this) {
+            return Optional.of(leaseEpoch);
+          }
+          if (leaseHolder != null || closed) {
+            return Optional.empty();
+          }
+          leaseHolder = this;
+          previousReleased = leaseReleased;
+          leaseReleased = false;
+          leaseEpoch++;
+          leaseInfo = new LeaseHolder(holder, leaseEpoch, Instant.now());
+          return Optional.of(leaseEpoch);
+        } finally {
+          lock.unlock();
+        }
+      }
+
+      @Override
+      public boolean isHeld(java.time.Duration timeout) {
+        lock.lock();
+        try {
+          return leaseHolder == this;
+        } finally {
+          lock.unlock();
+        }
+      }
+
+      @Override
+      public Optional<LeaseHolder> holder() {
+        lock.lock();
+        try {
+          return leaseHolder == null ? Optional.empty() : Optional.of(leaseInfo);
+        } finally {
+          lock.unlock();
+        }
+      }
+
+      @Override
+      public void close() {
+        lock.lock();
+        try {
+          closed = true;
+          if (leaseHolder == this) {
+            leaseHolder = null;
+            leaseInfo = null;
+            leaseReleased = true;
+          }
+        } finally {
+          lock.unlock();
+        }
+      }
+    };
+  }
+
   @Override
   public String toString() {
     return "MemoryStore[pipeline=" + pipelineId + "]";

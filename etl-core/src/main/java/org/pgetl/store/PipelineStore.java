@@ -19,6 +19,14 @@ public interface PipelineStore
         DestinationLifecycleStore,
         AutoCloseable {
 
+  /**
+   * Returns a new handle on the pipeline's lease, for one pipeline instance.
+   *
+   * @param holder how the instance describes itself to others (host, process id, application)
+   * @return the handle, not yet holding the lease
+   */
+  PipelineLease lease(String holder);
+
   /** Releases the store's resources (connection pool). Idempotent. */
   @Override
   default void close() {}

@@ -21,4 +21,15 @@ public interface DestinationContext {
    * that learns it must stop outside of any pending write. Idempotent, thread-safe.
    */
   void requestShutdown();
+
+  /**
+   * Returns the epoch of the pipeline's lease held by this instance: a fencing token that grows
+   * with every takeover. When two instances of a pipeline overlap for a moment (a rolling deploy, a
+   * network cut), the older one writes with a smaller epoch: a destination that stores the greatest
+   * epoch it saw, in the same transaction as the data, can refuse writes of a smaller one (answer
+   * them {@code shutdown()}). Read it at each write; 0 before the lease is held.
+   *
+   * @return the epoch
+   */
+  long epoch();
 }

@@ -2,27 +2,57 @@ package org.pgetl.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.quicktheories.generators.SourceDSL.longs;
 
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.testing.Theories;
+import org.quicktheories.core.Gen;
 
 class LsnTest {
+  private static final Duration BUDGET = Duration.ofSeconds(5);
 
-  @Property(tries = 5000)
-  void textFormRoundTrips(@ForAll long value) {
-    Lsn lsn = Lsn.of(value);
-    assertThat(Lsn.parse(lsn.toString())).isEqualTo(lsn);
-    assertThat(Lsn.parse(lsn.toString().toLowerCase(java.util.Locale.ROOT))).isEqualTo(lsn);
+  /** Any 64-bit value, with the ones where a half or the sign changes mixed in. */
+  private static Gen<Long> values() {
+    return Theories.withEdges(
+        longs().all(),
+        0L,
+        1L,
+        -1L,
+        Long.MIN_VALUE,
+        Long.MAX_VALUE,
+        0xFFFF_FFFFL,
+        0x1_0000_0000L,
+        0x7FFF_FFFF_FFFF_FFFFL,
+        0x8000_0000_0000_0000L);
   }
 
-  @Property(tries = 5000)
-  void orderIsUnsignedAndMatchesTheTextOrderOfTheHalves(@ForAll long a, @ForAll long b) {
-    int expected = Long.compareUnsigned(a, b);
-    assertThat(Integer.signum(Lsn.of(a).compareTo(Lsn.of(b)))).isEqualTo(Integer.signum(expected));
-    assertThat(Lsn.max(Lsn.of(a), Lsn.of(b)).value()).isEqualTo(expected >= 0 ? a : b);
+  @Test
+  void textFormRoundTrips() {
+    Theories.qt(5000, BUDGET)
+        .forAll(values())
+        .checkAssert(
+            value -> {
+              Lsn lsn = Lsn.of(value);
+              assertThat(Lsn.parse(lsn.toString())).isEqualTo(lsn);
+              assertThat(Lsn.parse(lsn.toString().toLowerCase(java.util.Locale.ROOT)))
+                  .isEqualTo(lsn);
+            });
+  }
+
+  @Test
+  void orderIsUnsignedAndMatchesTheTextOrderOfTheHalves() {
+    Theories.qt(5000, BUDGET)
+        .forAll(values(), values())
+        .checkAssert(
+            (a, b) -> {
+              int expected = Long.compareUnsigned(a, b);
+              assertThat(Integer.signum(Lsn.of(a).compareTo(Lsn.of(b))))
+                  .isEqualTo(Integer.signum(expected));
+              assertThat(Lsn.max(Lsn.of(a), Lsn.of(b)).value()).isEqualTo(expected >= 0 ? a : b);
+            });
   }
 
   @Test

@@ -79,6 +79,7 @@ public final class PostgresStore implements PipelineStore {
 
   private final PostgresStoreConfig config;
   private final HikariDataSource pool;
+  private final DataSource dataSource;
   private final Jdbc jdbc;
   private final StoreSql sql;
   private final String pipelineId;
@@ -93,9 +94,10 @@ public final class PostgresStore implements PipelineStore {
   private final ConcurrentHashMap<TableId, Optional<DestinationTableMetadata>> metadata =
       new ConcurrentHashMap<>();
 
-  private PostgresStore(PostgresStoreConfig config, HikariDataSource pool) {
+  private PostgresStore(PostgresStoreConfig config, HikariDataSource pool, DataSource dataSource) {
     this.config = config;
     this.pool = pool;
+    this.dataSource = dataSource;
     this.pipelineId = config.pipelineId();
     this.jdbc = new Jdbc(pool, pipelineId);
     this.sql = new StoreSql(config.schema());
@@ -124,7 +126,7 @@ public final class PostgresStore implements PipelineStore {
     Migrations.migrate(config, dataSource);
     HikariDataSource pool = createPool(config, dataSource);
     try {
-      PostgresStore store = new PostgresStore(config, pool);
+      PostgresStore store = new PostgresStore(config, pool, dataSource);
       store.loadTableStates();
       LOG.info(
           "state store open for pipeline {} in schema {} at {}",
@@ -884,6 +886,14 @@ public final class PostgresStore implements PipelineStore {
             return ps.executeUpdate();
           }
         });
+  }
+
+  // ---------------------------------------------------------------- lease
+
+  @Override
+  public org.pgetl.store.PipelineLease lease(String holder) {
+    Objects.requireNonNull(holder, "holder");
+    return new PostgresLease(dataSource, config.schema(), pipelineId, holder);
   }
 
   // ---------------------------------------------------------------- misc

@@ -36,6 +36,7 @@ class PostgresStoreMigrationIT {
           "destination_lifecycle",
           "destination_tables_metadata",
           "pgetl_schema_history",
+          "pipeline_leases",
           "replication_progress",
           "replication_state",
           "table_columns",
@@ -43,7 +44,7 @@ class PostgresStoreMigrationIT {
           "table_requests",
           "table_schemas");
 
-  private static final String[] ALL_VERSIONS = {"1:true", "2:true", "3:true"};
+  private static final String[] ALL_VERSIONS = {"1:true", "2:true", "3:true", "4:true"};
 
   private static List<String> tablesIn(TestPostgres.Database db, String schema) {
     return db.queryColumn(

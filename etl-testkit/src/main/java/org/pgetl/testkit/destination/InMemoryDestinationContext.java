@@ -18,6 +18,7 @@ public final class InMemoryDestinationContext implements DestinationContext {
   private final String pipelineId;
   private final Map<TableId, DestinationTableMetadata> metadata = new ConcurrentHashMap<>();
   private final AtomicInteger shutdownRequests = new AtomicInteger();
+  private volatile long epoch = 1;
   private final DestinationTableMetadataStore store =
       new DestinationTableMetadataStore() {
         @Override
@@ -48,6 +49,21 @@ public final class InMemoryDestinationContext implements DestinationContext {
   @Override
   public DestinationTableMetadataStore tableMetadata() {
     return store;
+  }
+
+  /** Returns the epoch set by {@link #setEpoch} (1 at first). */
+  @Override
+  public long epoch() {
+    return epoch;
+  }
+
+  /**
+   * Sets the epoch {@link #epoch()} returns (1 at first), to play an instance that took over.
+   *
+   * @param epoch the epoch
+   */
+  public void setEpoch(long epoch) {
+    this.epoch = epoch;
   }
 
   /** Counts the request; a test reads it with {@link #shutdownRequests()}. */

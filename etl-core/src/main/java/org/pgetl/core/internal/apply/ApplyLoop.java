@@ -168,6 +168,11 @@ public final class ApplyLoop {
   private Exit loop() {
     boolean caughtUp = false;
     while (true) {
+      if (env.stop().mode() == StopSignal.Mode.FENCED) {
+        // the lease is lost: no answer is applied, no store write, no feedback, no write
+        LOG.info("pipeline {}: {} stream fenced", pipelineId, role.describe());
+        return Exit.PAUSED;
+      }
       applyAnswers();
       persistIfDue();
       if (abandoned) {

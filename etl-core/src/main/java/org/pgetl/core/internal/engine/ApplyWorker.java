@@ -63,7 +63,10 @@ final class ApplyWorker implements Runnable {
 
   @Override
   public void run() {
+    // retries in a row: all of them set the delay; only those of bounded kinds count against
+    // retryMaxAttempts, so an outage before a destination failure does not use up its budget
     int attempts = 0;
+    int bounded = 0;
     while (!ctx.stop.isRequested()) {
       Lsn[] progressed = {null};
       try {
@@ -77,19 +80,23 @@ final class ApplyWorker implements Runnable {
         }
         if (progressed[0] != null) {
           attempts = 0;
+          bounded = 0;
         }
         boolean outage = Backoff.isOutage(e.kind());
         if (e.directive() == RetryDirective.TIMED
-            && (outage || attempts < ctx.config.retryMaxAttempts())) {
+            && (outage || bounded < ctx.config.retryMaxAttempts())) {
           Duration delay = Backoff.delay(ctx.config, attempts);
           attempts++;
+          if (!outage) {
+            bounded++;
+          }
           ctx.errors.record(e);
           LOG.warn(
               "pipeline {}: apply worker failed ({}); reconnecting in {} (attempt {}{})",
               pipelineId,
               e.getMessage(),
               delay,
-              attempts,
+              outage ? attempts : bounded,
               outage ? ", retried while the outage lasts" : " of " + ctx.config.retryMaxAttempts());
           if (!pause(delay)) {
             return;
@@ -206,7 +213,8 @@ final class ApplyWorker implements Runnable {
     }
     if (slot.isEmpty()) {
       ctx.store.deleteProgress(ProgressKey.apply());
-      CreatedSlot created = repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT);
+      CreatedSlot created =
+          repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT, ctx.config.failoverSlots());
       LOG.info(
           "pipeline {}: created apply slot {} at {}",
           pipelineId,
@@ -214,6 +222,7 @@ final class ApplyWorker implements Runnable {
           created.consistentPoint());
       return created.consistentPoint();
     }
+    repl.matchFailover(slot.get(), ctx.config.failoverSlots());
     Lsn progress = ctx.store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
     Lsn confirmed =
         slot.get().confirmedFlushLsn() == null ? Lsn.ZERO : slot.get().confirmedFlushLsn();

@@ -79,8 +79,8 @@ public final class DestinationCalls {
         wake.get();
       }
       now = result.outcome();
-      if (now.isPresent()) {
-        return now;
+      if (now.isPresent() || stop.mode() == StopSignal.Mode.FENCED) {
+        return now; // a fenced instance waits for nothing: another one is taking over
       }
       return result.await(stop.graceLeft(grace));
     } catch (InterruptedException e) {

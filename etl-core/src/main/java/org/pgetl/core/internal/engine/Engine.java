@@ -23,6 +23,7 @@ import org.pgetl.core.internal.pg.PgErrors;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
+import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.core.internal.sync.TableStates;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
@@ -33,6 +34,8 @@ import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
+import org.pgetl.store.LeaseHolder;
+import org.pgetl.store.PipelineLease;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.ProgressKey;
 import org.pgetl.store.TableRequest;
@@ -78,6 +81,12 @@ public final class Engine {
   private final ErrorLog errors = new ErrorLog();
   private final LifecycleTracker lifecycle;
   private final StatusBoard board = new StatusBoard();
+  private final PipelineLease lease;
+  private final java.util.concurrent.Semaphore wakeups = new java.util.concurrent.Semaphore(0);
+  private volatile long epoch;
+  private volatile boolean leaseLost;
+  private boolean destinationStarted;
+  private Thread leaseWatch;
   private final Listeners listeners;
   private final SpoolFolder spool;
   private long lastPublicationRefresh;
@@ -128,6 +137,8 @@ public final class Engine {
     this.listeners = new Listeners(config.pipelineId());
     this.spool = new SpoolFolder(config);
     errors.onRecord(listeners::errorRecorded);
+    this.lease = store.lease(holderDescription());
+    shutdown.whenRequested().thenRun(this::wake);
   }
 
   private void setPhase(Phase next) {
@@ -148,10 +159,14 @@ public final class Engine {
   }
 
   /**
-   * Starts the pipeline: checks the publication, prepares table states, sweeps leftover slots,
-   * starts the destination and the supervisor. Runs on the caller's thread.
+   * Starts the pipeline: takes the pipeline's lease, runs the preflight checks ({@link
+   * org.pgetl.Preflight}), prepares table states, sweeps leftover slots, starts the destination and
+   * the supervisor. Runs on the caller's thread. When another instance holds the lease, it either
+   * fails ({@code FAIL_FAST}) or starts the supervisor as a standby ({@code STANDBY}) that takes
+   * over when the lease frees, touching nothing before.
    *
-   * @throws EtlException when the source, the publication, the store or the destination fails
+   * @throws EtlException when the store, the source, the publication or the destination fails, or
+   *     another instance holds the lease and the instance mode is {@code FAIL_FAST}
    */
   public void start() {
     synchronized (lock) {
@@ -162,34 +177,157 @@ public final class Engine {
       setPhase(Phase.RUNNING);
     }
     try {
-      if (config.pgoutputStreaming()) {
-        // what a killed process left there is streamed again by the server
-        spool.clean();
-      }
-      LifecycleState initial = readLifecycle();
-      if (initial == LifecycleState.RETIRED) {
-        retire();
+      Optional<Long> acquired = lease.tryAcquire();
+      if (acquired.isEmpty()) {
+        Optional<LeaseHolder> holder = lease.holder();
+        board.leaseHolder(holder.orElse(null));
+        if (config.instanceMode() == PipelineConfig.InstanceMode.FAIL_FAST) {
+          lease.close();
+          throw new EtlException(
+              ErrorKind.PIPELINE_RUNNING_ELSEWHERE,
+              "pipeline "
+                  + config.pipelineId()
+                  + " runs in another instance: "
+                  + holder.map(Engine::describe).orElse("(it just released its lease)"));
+        }
+        LOG.info(
+            "pipeline {}: standby; the lease is held by {}",
+            config.pipelineId(),
+            holder.map(Engine::describe).orElse("another instance"));
+        setPhase(Phase.STANDBY);
       } else {
-        prepareTables();
+        takeOver(acquired.get());
       }
-      board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
-      store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
-      if (initial != LifecycleState.RETIRED) {
-        applyRequestsWithoutWorkers();
-      }
-      destination.startup(new Context());
     } catch (RuntimeException e) {
+      lease.close();
       setPhase(Phase.FAILED);
       terminated.countDown();
       throw e;
-    }
-    if (initial() == null) {
-      setPhase(Phase.STARTING);
     }
     supervisor = new Thread(this::supervise, "pgetl-pipeline-" + config.pipelineId());
     // a host whose other threads ended can exit: the pipeline never keeps a JVM alive by itself
     supervisor.setDaemon(true);
     supervisor.start();
+  }
+
+  /**
+   * Acts on a lease just acquired: waits the takeover delay when the previous holder did not
+   * release it (it may still be stopping), then starts from the persisted state as a restart does:
+   * the lifecycle, the preflight checks, the tables (leftover table-sync slots swept), the
+   * requests, the destination's startup (once per process).
+   */
+  private void takeOver(long newEpoch) {
+    if (!lease.previousHolderReleased()) {
+      LOG.info(
+          "pipeline {}: took over a lease that was not released; waiting {} for the previous"
+              + " instance to stop",
+          config.pipelineId(),
+          config.takeoverDelay());
+      try {
+        if (shutdown.awaitRequested(config.takeoverDelay())) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    epoch = newEpoch;
+    leaseLost = false;
+    board.leaseHolder(null);
+    LOG.info("pipeline {}: active, lease epoch {}", config.pipelineId(), newEpoch);
+    LifecycleState initial = readLifecycle();
+    // before any slot or state row exists; a retired destination needs only the clean-up's
+    new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
+    if (config.pgoutputStreaming()) {
+      // what a killed process left there is streamed again by the server
+      spool.clean();
+    }
+    if (initial == LifecycleState.RETIRED) {
+      retire();
+    } else {
+      prepareTables();
+    }
+    board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
+    store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
+    if (initial != LifecycleState.RETIRED) {
+      applyRequestsWithoutWorkers();
+    }
+    if (!destinationStarted) {
+      destination.startup(new Context());
+      destinationStarted = true;
+    }
+    setPhase(initial() == null ? Phase.STARTING : Phase.RUNNING);
+    startLeaseWatch();
+  }
+
+  private static String describe(LeaseHolder h) {
+    return h.holder() + " since " + h.since() + " (epoch " + h.epoch() + ")";
+  }
+
+  /** How this instance describes itself to others: host, process id, destination. */
+  private String holderDescription() {
+    String host = System.getenv("HOSTNAME");
+    if (host == null || host.isBlank()) {
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException e) {
+        host = "unknown-host";
+      }
+    }
+    return host + " pid " + ProcessHandle.current().pid() + " (" + destination.name() + ")";
+  }
+
+  /**
+   * Starts the thread that confirms the lease every {@code leaseCheckInterval}; on a failed check
+   * it fences the running generation at once (no destination call, no store write, no slot change
+   * after that) and wakes the supervisor, which returns to standby.
+   */
+  private void startLeaseWatch() {
+    if (leaseWatch != null) {
+      return;
+    }
+    leaseWatch =
+        new Thread(
+            () -> {
+              while (!shutdown.isRequested() && phase != Phase.STOPPED && phase != Phase.FAILED) {
+                try {
+                  if (shutdown.awaitRequested(config.leaseCheckInterval())) {
+                    return;
+                  }
+                } catch (InterruptedException e) {
+                  return;
+                }
+                if (epoch != 0 && !leaseLost && !lease.isHeld(config.leaseCheckInterval())) {
+                  leaseLost = true;
+                  Generation g = generation;
+                  if (g != null) {
+                    g.ctx.stop.request(StopSignal.Mode.FENCED);
+                  }
+                  LOG.error(
+                      "pipeline {}: the lease (epoch {}) could not be confirmed; every worker is"
+                          + " stopped now, and this instance waits as a standby",
+                      config.pipelineId(),
+                      epoch);
+                  wake();
+                }
+              }
+            },
+            "pgetl-lease-" + config.pipelineId());
+    leaseWatch.setDaemon(true);
+    leaseWatch.start();
+  }
+
+  /** Wakes the supervisor from its poll wait (a lost lease, an operator request). */
+  void wake() {
+    wakeups.release();
+  }
+
+  /** Waits for the poll interval, a wake-up or shutdown; true when shutdown was requested. */
+  private boolean pause(Duration d) throws InterruptedException {
+    wakeups.tryAcquire(d.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    wakeups.drainPermits();
+    return shutdown.isRequested();
   }
 
   private LifecycleState initial() {
@@ -200,6 +338,7 @@ public final class Engine {
     String pipelineId = config.pipelineId();
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
       PgCatalog catalog = new PgCatalog(c);
+      catalog.serverVersion().requireFailoverSlots(config.failoverSlots());
       catalog.requirePublication(config.publication());
       List<TableId> published = catalog.publicationTables(config.publication());
       if (published.isEmpty()) {
@@ -397,108 +536,20 @@ public final class Engine {
 
   private void supervise() {
     try {
-      while (true) {
-        LifecycleState wanted = pollLifecycle();
-        if (shutdown.isRequested()) {
+      while (!shutdown.isRequested()) {
+        if (epoch == 0 && !awaitLease()) {
           break;
         }
-        Generation g = generation;
-        if (g != null && !g.apply.isAlive()) {
-          // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
-          // slot to recreate
-          stopGeneration(StopSignal.Mode.DRAIN);
-          if (errors.fatal() != null || shutdown.isRequested()) {
-            break;
-          }
-          if (g.ctx.resyncReason() != null) {
-            try {
-              resync(g.ctx.resyncReason());
-            } catch (EtlException e) {
-              if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
-                throw e;
-              }
-              // the next generation finds the slot gone again and asks again
-              LOG.warn(
-                  "pipeline {}: could not reset the tables yet ({})",
-                  config.pipelineId(),
-                  e.getMessage());
-              errors.record(e);
-            }
-          }
-          g = null;
+        if (epoch == 0) {
+          continue; // a takeover interrupted by shutdown
         }
-        if (wanted == null) {
-          // the lifecycle was never read: the destination may be paused or retired
-          setPhase(Phase.STARTING);
-          if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
-            break;
-          }
-          continue;
-        }
-        switch (wanted) {
-          case ACTIVE -> {
-            lastRetainedWarning = 0;
-            if (g == null && phase != Phase.RETIRED) {
-              startGeneration();
-            }
-          }
-          case PAUSED -> {
-            if (g != null) {
-              stopGeneration(StopSignal.Mode.DISCARD);
-              LOG.warn(
-                  "pipeline {}: paused; replication connections closed, slot {} kept (WAL is"
-                      + " retained)",
-                  config.pipelineId(),
-                  SlotNames.apply(config.pipelineId()));
-            }
-            setPhase(Phase.PAUSED);
-            warnRetainedWal();
-          }
-          case DRAINING -> {
-            if (g != null) {
-              Map<TableId, TableState> before = g.ctx.tables.snapshot();
-              boolean clean = stopGeneration(StopSignal.Mode.DRAIN);
-              String notCopied = notCopied(before, g.ctx.tables.snapshot());
-              if (clean && notCopied == null) {
-                LOG.warn(
-                    "pipeline {}: drain complete: everything read up to {} is durable at the"
-                        + " destination; connections released",
-                    config.pipelineId(),
-                    board.applyLsn());
-              } else {
-                LOG.warn(
-                    "pipeline {}: drain NOT complete ({}): events after {} were not all made"
-                        + " durable; set the destination active to deliver them before retiring"
-                        + " it",
-                    config.pipelineId(),
-                    notCopied != null && clean
-                        ? notCopied
-                        : lastStopProblem != null ? lastStopProblem : "see the errors above",
-                    board.applyLsn());
-              }
-            }
-            setPhase(Phase.DRAINED);
-          }
-          case RETIRED -> {
-            if (phase != Phase.RETIRED) {
-              if (g != null) {
-                stopGeneration(StopSignal.Mode.DISCARD);
-              }
-              retire();
-            }
-          }
-        }
-        Generation running = generation;
-        if (running != null && running.apply.isAlive()) {
-          forwardRequests(running);
-          refreshPublication(running);
-        } else if (wanted != LifecycleState.RETIRED) {
-          applyRequestsWithoutWorkers();
-        }
-        sampleLag();
-        if (shutdown.awaitRequested(config.lifecyclePollInterval())) {
+        if (runActive()) {
           break;
         }
+        // the lease was lost: back to standby, with the generation fenced
+        stopGeneration(StopSignal.Mode.FENCED);
+        epoch = 0;
+        setPhase(Phase.STANDBY);
       }
       setPhase(Phase.STOPPING);
       stopGeneration(StopSignal.Mode.DRAIN);
@@ -513,6 +564,178 @@ public final class Engine {
     } finally {
       finish();
     }
+  }
+
+  /**
+   * Standby: tries to take the lease every {@code leaseCheckInterval} until it is free, then takes
+   * over. Returns false when shutdown was requested first.
+   */
+  private boolean awaitLease() throws InterruptedException {
+    while (!shutdown.isRequested()) {
+      try {
+        Optional<Long> acquired = lease.tryAcquire();
+        if (acquired.isPresent()) {
+          takeOver(acquired.get());
+          return true;
+        }
+        board.leaseHolder(lease.holder().orElse(null));
+      } catch (EtlException e) {
+        if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+          throw e;
+        }
+        errors.record(e);
+        LOG.warn(
+            "pipeline {}: standby cannot reach the store: {}", config.pipelineId(), e.getMessage());
+      }
+      if (pause(config.leaseCheckInterval())) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The active instance's loop: follows the lifecycle, runs generations of workers. Returns true
+   * when shutdown was requested (or the pipeline failed), false when the lease was lost.
+   */
+  private boolean runActive() throws InterruptedException {
+    while (true) {
+      if (leaseLost) {
+        return false;
+      }
+      LifecycleState wanted = pollLifecycle();
+      if (shutdown.isRequested()) {
+        return true;
+      }
+      try {
+        if (runOnce(wanted)) {
+          return true;
+        }
+      } catch (EtlException e) {
+        if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+          throw e;
+        }
+        // the store or the source is away for now: the next poll tries again
+        errors.record(e);
+        LOG.warn("pipeline {}: {}; retrying", config.pipelineId(), e.getMessage());
+      }
+      if (leaseLost) {
+        return false;
+      }
+      if (pause(config.lifecyclePollInterval())) {
+        return true;
+      }
+    }
+  }
+
+  /**
+   * One poll of the active instance: follows the lifecycle, restarts an ended generation, reads
+   * requests and the publication, samples the lag. Returns true when the pipeline must stop.
+   */
+  private boolean runOnce(LifecycleState wanted) throws InterruptedException {
+    Generation g = generation;
+    if (g != null && !g.apply.isAlive()) {
+      // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
+      // slot to recreate
+      stopGeneration(StopSignal.Mode.DRAIN);
+      if (errors.fatal() != null || shutdown.isRequested()) {
+        return true;
+      }
+      if (g.ctx.resyncReason() != null) {
+        try {
+          resync(g.ctx.resyncReason());
+        } catch (EtlException e) {
+          if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+            throw e;
+          }
+          // the next generation finds the slot gone again and asks again
+          LOG.warn(
+              "pipeline {}: could not reset the tables yet ({})",
+              config.pipelineId(),
+              e.getMessage());
+          errors.record(e);
+        }
+      }
+      g = null;
+    }
+    if (wanted == null) {
+      // the lifecycle was never read: the destination may be paused or retired
+      setPhase(Phase.STARTING);
+      return false;
+    }
+    switch (wanted) {
+      case ACTIVE -> {
+        lastRetainedWarning = 0;
+        if (g == null && phase != Phase.RETIRED && !leaseLost) {
+          startGeneration();
+        }
+      }
+      case PAUSED -> {
+        if (g != null) {
+          stopGeneration(StopSignal.Mode.DISCARD);
+          LOG.warn(
+              "pipeline {}: paused; replication connections closed, slot {} kept (WAL is"
+                  + " retained)",
+              config.pipelineId(),
+              SlotNames.apply(config.pipelineId()));
+        }
+        setPhase(Phase.PAUSED);
+        warnRetainedWal();
+      }
+      case DRAINING -> {
+        if (g != null) {
+          Map<TableId, TableState> before = g.ctx.tables.snapshot();
+          boolean clean = stopGeneration(StopSignal.Mode.DRAIN);
+          String notCopied = notCopied(before, g.ctx.tables.snapshot());
+          if (clean && notCopied == null) {
+            LOG.warn(
+                "pipeline {}: drain complete: everything read up to {} is durable at the"
+                    + " destination; connections released",
+                config.pipelineId(),
+                board.applyLsn());
+          } else {
+            LOG.warn(
+                "pipeline {}: drain NOT complete ({}): events after {} were not all made"
+                    + " durable; set the destination active to deliver them before retiring"
+                    + " it",
+                config.pipelineId(),
+                notCopied != null && clean
+                    ? notCopied
+                    : lastStopProblem != null ? lastStopProblem : "see the errors above",
+                board.applyLsn());
+          }
+        }
+        setPhase(Phase.DRAINED);
+      }
+      case RETIRED -> {
+        if (phase != Phase.RETIRED) {
+          if (g != null) {
+            stopGeneration(StopSignal.Mode.DISCARD);
+          }
+          retire();
+        }
+      }
+    }
+    if (leaseLost) {
+      return false;
+    }
+    Generation running = generation;
+    try {
+      if (running != null && running.apply.isAlive()) {
+        forwardRequests(running);
+        refreshPublication(running);
+      } else if (wanted != LifecycleState.RETIRED) {
+        applyRequestsWithoutWorkers();
+      }
+    } catch (EtlException e) {
+      if (e.directive() != org.pgetl.error.RetryDirective.TIMED) {
+        throw e;
+      }
+      // the store or the source is away: requests wait for the next poll
+      LOG.debug("pipeline {}: requests not read: {}", config.pipelineId(), e.getMessage());
+    }
+    sampleLag();
+    return false;
   }
 
   /**
@@ -556,7 +779,9 @@ public final class Engine {
   private void finish() {
     closeLagConnection();
     try {
-      destination.shutdown();
+      if (destinationStarted) {
+        destination.shutdown();
+      }
     } catch (RuntimeException e) {
       shutdownFailure =
           EtlException.wrap(
@@ -565,6 +790,9 @@ public final class Engine {
               e);
       errors.record(shutdownFailure);
     }
+    // released last, after the destination shut down: the next instance may act at once
+    lease.close();
+    epoch = 0;
     setPhase(errors.fatal() != null ? Phase.FAILED : Phase.STOPPED);
     LOG.info("pipeline {}: {}", config.pipelineId(), phase == Phase.FAILED ? "failed" : "stopped");
     listeners.stopped(failure(), Duration.ofSeconds(5));
@@ -886,7 +1114,9 @@ public final class Engine {
         board.lagBytes(),
         board.lagTime(System.currentTimeMillis()),
         sampled == 0 ? null : java.time.Instant.ofEpochMilli(sampled),
-        recent);
+        recent,
+        epoch,
+        epoch == 0 ? board.leaseHolder() : null);
   }
 
   /**
@@ -947,6 +1177,11 @@ public final class Engine {
     @Override
     public void requestShutdown() {
       shutdown.request();
+    }
+
+    @Override
+    public long epoch() {
+      return epoch;
     }
   }
 }

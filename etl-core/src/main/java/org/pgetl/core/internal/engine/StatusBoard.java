@@ -149,6 +149,26 @@ public final class StatusBoard {
     }
   }
 
+  private volatile org.pgetl.store.LeaseHolder leaseHolder;
+
+  /**
+   * Records who holds the lease, as a standby last saw it.
+   *
+   * @param holder the holder, or null (none, or this instance)
+   */
+  public void leaseHolder(org.pgetl.store.LeaseHolder holder) {
+    leaseHolder = holder;
+  }
+
+  /**
+   * Returns who holds the lease, as a standby last saw it.
+   *
+   * @return the holder, or null
+   */
+  public org.pgetl.store.LeaseHolder leaseHolder() {
+    return leaseHolder;
+  }
+
   /**
    * Records a lag sample.
    *

@@ -30,7 +30,12 @@ public final class StopSignal {
     /** No new intake; buffered work is flushed and its answers awaited. */
     DRAIN,
     /** No new intake; buffered work is discarded; writes in flight may finish. */
-    DISCARD
+    DISCARD,
+    /**
+     * The pipeline's lease is lost: stop at once, without a new destination call, store write or
+     * slot change (another instance is taking over); answers in flight are not awaited.
+     */
+    FENCED
   }
 
   private final AtomicReference<Mode> mode = new AtomicReference<>(Mode.NONE);
@@ -72,7 +77,7 @@ public final class StopSignal {
   /**
    * Requests a stop. Idempotent; a stricter mode replaces a laxer one.
    *
-   * @param requested DRAIN or DISCARD
+   * @param requested DRAIN, DISCARD or FENCED
    */
   public void request(Mode requested) {
     long now = System.nanoTime();

@@ -106,8 +106,10 @@ final class TableSyncWorker {
               e));
       ctx.shutdown.request();
     } finally {
-      if (!completed) {
+      if (!completed && stop.mode() != StopSignal.Mode.FENCED) {
         // every later attempt copies from scratch with a new slot: this one would only hold WAL
+        // (a fenced worker leaves it: the instance taking over sweeps it, and may own one of that
+        // name by then)
         dropSlot();
       }
     }

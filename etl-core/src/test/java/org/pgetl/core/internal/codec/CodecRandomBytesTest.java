@@ -1,43 +1,24 @@
 package org.pgetl.core.internal.codec;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AfterProperty;
-import net.jqwik.api.lifecycle.BeforeProperty;
+import org.junit.jupiter.api.Test;
 import org.pgetl.error.EtlException;
+import org.pgetl.testing.Theories;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
 /**
  * Random bytes fed to every codec, in both forms, and to the COPY parsers: the only exception that
- * may come out is {@link EtlException}. Each property runs for a fixed number of tries and stops
- * doing work once its time budget is spent; jqwik prints the seed of every run.
+ * may come out is {@link EtlException}. Each property runs for a fixed number of examples within a
+ * time budget; a failure prints its seed, which {@code -Dpgetl.seed=...} replays.
  */
 class CodecRandomBytesTest {
-  private static final long BUDGET_NANOS = 4_000_000_000L;
+  private static final Duration BUDGET = Duration.ofSeconds(4);
   private static final TypeRegistry REGISTRY = new TypeRegistry();
   private static final List<Integer> OIDS = allCodecOids();
-
-  private long deadline;
-
-  @BeforeProperty
-  void startClock() {
-    deadline = System.nanoTime() + BUDGET_NANOS;
-  }
-
-  @AfterProperty
-  void stopClock() {
-    deadline = 0;
-  }
-
-  private boolean overBudget() {
-    return System.nanoTime() - deadline > 0;
-  }
 
   private static List<Integer> allCodecOids() {
     List<Integer> oids = new ArrayList<>();
@@ -51,19 +32,14 @@ class CodecRandomBytesTest {
   }
 
   /** Random bytes, and bytes shaped like each form: digits, punctuation, small headers. */
-  @Provide
-  Arbitrary<byte[]> bytes() {
-    Arbitrary<byte[]> any = Arbitraries.bytes().array(byte[].class).ofMaxSize(64);
-    Arbitrary<byte[]> textish =
-        Arbitraries.strings()
-            .withChars("0123456789-+.:eE ,{}()[]\"\\NaInfity/BCx abTZ")
-            .ofMaxLength(40)
-            .map(Values::utf8);
-    Arbitrary<byte[]> headerish =
-        Combinators.combine(
-                Arbitraries.integers().between(-2, 8),
-                Arbitraries.bytes().array(byte[].class).ofMaxSize(48))
-            .as(
+  private static Gen<byte[]> bytes() {
+    Gen<byte[]> any = Theories.bytes(64);
+    Gen<byte[]> textish =
+        Theories.strings("0123456789-+.:eE ,{}()[]\"\\NaInfity/BCx abTZ", 0, 40).map(Values::utf8);
+    Gen<byte[]> headerish =
+        Generate.range(-2, 8)
+            .zip(
+                Theories.bytes(48),
                 (n, tail) -> {
                   byte[] b = new byte[4 + tail.length];
                   b[3] = (byte) (int) n;
@@ -71,14 +47,15 @@ class CodecRandomBytesTest {
                   System.arraycopy(tail, 0, b, 4, tail.length);
                   return b;
                 });
-    return Arbitraries.oneOf(any, textish, headerish);
+    return Generate.oneOf(any, textish, headerish).describedAs(Theories::hex);
   }
 
-  @Property(tries = 3000)
-  void everyCodecRaisesOnlyEtlException(@ForAll("bytes") byte[] input) {
-    if (overBudget()) {
-      return;
-    }
+  @Test
+  void everyCodecRaisesOnlyEtlException() {
+    Theories.qt(3000, BUDGET).forAll(bytes()).checkAssert(CodecRandomBytesTest::everyCodec);
+  }
+
+  private static void everyCodec(byte[] input) {
     for (int oid : OIDS) {
       ValueCodec c = REGISTRY.codec(oid);
       try {
@@ -94,11 +71,12 @@ class CodecRandomBytesTest {
     }
   }
 
-  @Property(tries = 3000)
-  void copyParsersRaiseOnlyEtlException(@ForAll("bytes") byte[] input) {
-    if (overBudget()) {
-      return;
-    }
+  @Test
+  void copyParsersRaiseOnlyEtlException() {
+    Theories.qt(3000, BUDGET).forAll(bytes()).checkAssert(CodecRandomBytesTest::copyParsers);
+  }
+
+  private static void copyParsers(byte[] input) {
     List<ValueCodec> codecs =
         OIDS.stream().limit(12).map(REGISTRY::codec).collect(Collectors.toList());
     byte[] withNewline = java.util.Arrays.copyOf(input, input.length + 1);

@@ -1,6 +1,10 @@
 package org.pgetl.core.internal.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.quicktheories.generators.SourceDSL.booleans;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
+import static org.quicktheories.generators.SourceDSL.longs;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -10,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -19,59 +24,72 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
-import net.jqwik.api.lifecycle.BeforeProperty;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.PgText;
+import org.pgetl.testing.Theories;
+import org.quicktheories.api.Pair;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
 /**
  * Random values of every scalar type, alone and in one- and two-dimensional arrays (with NULLs and
  * random lower bounds), written to the server as {@code PgText.format(v)} cast with {@code
  * ?::type}, must come back unchanged through COPY text and COPY binary.
  *
- * <p>Each property has a fixed number of tries and a time budget after which the remaining tries do
- * nothing (jqwik has no timeout of its own); jqwik prints every property's seed.
+ * <p>Each property has a fixed number of examples and stops early once its time budget is spent;
+ * every example is a server round trip, so a failure is shrunk for at most {@link #SHRINKS}
+ * attempts. A failure prints its seed, which {@code -Dpgetl.seed=...} replays.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class CodecRoundTripIT {
-  private static final long BUDGET_NANOS = 5_000_000_000L;
+  private static final Duration BUDGET = Duration.ofSeconds(5);
+  private static final int SHRINKS = 200;
   private static Connection conn;
   private static int serverMajor;
   private final TypeRegistry registry = new TypeRegistry();
-  private long deadline;
 
-  @BeforeContainer
+  @BeforeAll
   static void connect() throws SQLException {
     conn = CodecTestDatabase.connect();
     serverMajor = conn.getMetaData().getDatabaseMajorVersion();
   }
 
-  @AfterContainer
+  @AfterAll
   static void disconnect() throws SQLException {
     if (conn != null) {
       conn.close();
     }
   }
 
-  @BeforeProperty
-  void startClock() {
-    deadline = System.nanoTime() + BUDGET_NANOS;
+  /**
+   * Checks that {@code values} of {@code sqlType}, alone and in arrays with random lower bounds,
+   * survive the round trip, for {@code examples} examples.
+   */
+  private void property(String sqlType, int examples, Gen<List<Object>> values) {
+    Gen<Integer> bound = integers().between(-5, 5);
+    Theories.qt(examples, BUDGET, SHRINKS)
+        .forAll(values, bound, bound)
+        .checkAssert(
+            (v, a, b) -> {
+              try {
+                roundTrip(sqlType, v, a, b);
+              } catch (SQLException e) {
+                throw new AssertionError(sqlType + ": " + e.getMessage(), e);
+              }
+            });
   }
 
   /** Writes the values (and two arrays of them) to a table and reads them back both ways. */
   private void roundTrip(String sqlType, List<Object> values, int lb1, int lb2)
       throws SQLException {
-    if (System.nanoTime() - deadline > 0) {
-      return; // budget spent: the remaining tries do nothing
-    }
     int oid;
     try (Statement st = conn.createStatement()) {
       st.execute("DROP TABLE IF EXISTS pg_temp.roundtrip");
@@ -132,141 +150,138 @@ class CodecRoundTripIT {
 
   // ------------------------------------------------------------------ generators
 
-  private static <T> Arbitrary<List<Object>> listOf(Arbitrary<T> element) {
-    return element.map(e -> (Object) e).injectNull(0.1).list().ofMaxSize(24);
+  /** Up to 24 values, one in ten of them NULL. */
+  private static <T> Gen<List<Object>> listOf(Gen<T> element) {
+    Gen<Object> nullable = element.toOptionals(10).map(o -> o.orElse(null));
+    return lists()
+        .of(nullable)
+        .ofSizeBetween(0, 24)
+        .describedAs(l -> l.stream().map(Values::show).collect(Collectors.joining(", ", "[", "]")));
   }
 
-  @Provide
-  Arbitrary<Integer> bound() {
-    return Arbitraries.integers().between(-5, 5);
+  @SafeVarargs
+  private static <T> Gen<T> constants(T... values) {
+    return Generate.pick(List.of(values));
   }
 
-  @Provide
-  Arbitrary<List<Object>> bools() {
-    return listOf(Arbitraries.of(true, false));
+  private static Gen<List<Object>> bools() {
+    return listOf(booleans().all());
   }
 
-  @Provide
-  Arbitrary<List<Object>> int2s() {
-    return listOf(Arbitraries.shorts());
-  }
-
-  @Provide
-  Arbitrary<List<Object>> int4s() {
-    return listOf(Arbitraries.integers());
-  }
-
-  @Provide
-  Arbitrary<List<Object>> int8s() {
-    return listOf(Arbitraries.longs());
-  }
-
-  @Provide
-  Arbitrary<List<Object>> oids() {
-    return listOf(Arbitraries.longs().between(0, 0xFFFFFFFFL));
-  }
-
-  @Provide
-  Arbitrary<List<Object>> float4s() {
+  private static Gen<List<Object>> int2s() {
     return listOf(
-        Arbitraries.oneOf(
-            Arbitraries.integers().map(Float::intBitsToFloat),
-            Arbitraries.floats(),
-            Arbitraries.of(Float.NaN, -0.0f, Float.MIN_VALUE, Float.MAX_VALUE)));
+        Theories.withEdges(
+            integers().between(Short.MIN_VALUE, Short.MAX_VALUE).map(Integer::shortValue),
+            (short) 0,
+            (short) -1,
+            Short.MIN_VALUE,
+            Short.MAX_VALUE));
   }
 
-  @Provide
-  Arbitrary<List<Object>> float8s() {
+  private static Gen<List<Object>> int4s() {
     return listOf(
-        Arbitraries.oneOf(
-            Arbitraries.longs().map(Double::longBitsToDouble),
-            Arbitraries.doubles(),
-            Arbitraries.of(Double.NaN, -0.0d, Double.MIN_VALUE, Double.MAX_VALUE, 1e23)));
+        Theories.withEdges(integers().all(), 0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE));
   }
 
-  @Provide
-  Arbitrary<List<Object>> numerics() {
-    Arbitrary<PgNumeric> finite =
-        Combinators.combine(
-                Arbitraries.strings().numeric().ofMinLength(1).ofMaxLength(40),
-                Arbitraries.integers().between(0, 30),
-                Arbitraries.of(true, false))
-            .as(
+  private static Gen<List<Object>> int8s() {
+    return listOf(Theories.withEdges(longs().all(), 0L, -1L, Long.MIN_VALUE, Long.MAX_VALUE));
+  }
+
+  private static Gen<List<Object>> oids() {
+    return listOf(
+        Theories.withEdges(
+            longs().between(0, 0xFFFFFFFFL), 0L, 0x7FFFFFFFL, 0x80000000L, 0xFFFFFFFFL));
+  }
+
+  private static Gen<List<Object>> float4s() {
+    return listOf(
+        Generate.oneOf(
+            integers().all().map(Float::intBitsToFloat),
+            integers().between(-100_000_000, 100_000_000).map(i -> i / 100f),
+            constants(Float.NaN, -0.0f, Float.MIN_VALUE, Float.MAX_VALUE)));
+  }
+
+  private static Gen<List<Object>> float8s() {
+    return listOf(
+        Generate.oneOf(
+            longs().all().map(Double::longBitsToDouble),
+            longs().between(-100_000_000_000L, 100_000_000_000L).map(l -> l / 100d),
+            constants(Double.NaN, -0.0d, Double.MIN_VALUE, Double.MAX_VALUE, 1e23)));
+  }
+
+  private static Gen<List<Object>> numerics() {
+    Gen<PgNumeric> finite =
+        Theories.strings("0123456789", 1, 40)
+            .zip(
+                integers().between(0, 30),
+                booleans().all(),
                 (digits, scale, negative) ->
                     PgNumeric.of(
                         new BigDecimal(new BigInteger((negative ? "-" : "") + digits), scale)));
-    Arbitrary<PgNumeric> huge =
-        Arbitraries.strings()
-            .numeric()
-            .ofMinLength(900)
-            .ofMaxLength(1000)
+    Gen<PgNumeric> huge =
+        Theories.strings("0123456789", 900, 1000)
             .map(d -> PgNumeric.of(new BigDecimal(new BigInteger(d), 3)));
     return listOf(
-        Arbitraries.frequencyOf(
-            net.jqwik.api.Tuple.of(20, finite),
-            net.jqwik.api.Tuple.of(1, huge),
-            net.jqwik.api.Tuple.of(
+        Generate.frequency(
+            Pair.of(20, finite),
+            Pair.of(1, huge),
+            Pair.of(
                 2,
-                Arbitraries.of(
+                constants(
                     PgNumeric.NAN, PgNumeric.POSITIVE_INFINITY, PgNumeric.NEGATIVE_INFINITY))));
   }
 
-  @Provide
-  Arbitrary<List<Object>> texts() {
-    Arbitrary<String> unicode =
-        Arbitraries.integers()
-            .between(1, 0x10FFFF)
-            .filter(cp -> cp < 0xD800 || cp > 0xDFFF)
-            .list()
-            .ofMaxSize(12)
+  private static Gen<List<Object>> texts() {
+    // every code point but the surrogates, which no UTF-8 text can hold
+    Gen<Integer> codePoint =
+        integers().between(1, 0x10FFFF - 0x800).map(cp -> cp < 0xD800 ? cp : cp + 0x800);
+    Gen<String> unicode =
+        lists()
+            .of(codePoint)
+            .ofSizeBetween(0, 12)
             .map(
                 cps -> {
                   StringBuilder sb = new StringBuilder();
                   cps.forEach(sb::appendCodePoint);
                   return sb.toString();
                 });
-    Arbitrary<String> tricky =
-        Arbitraries.strings().withChars("\\\"{},; \t\n\rNUL()[]x").ofMaxLength(8);
-    return listOf(Arbitraries.oneOf(unicode, tricky, Arbitraries.of("NULL", "null", "")));
+    Gen<String> tricky = Theories.strings("\\\"{},; \t\n\rNUL()[]x", 0, 8);
+    return listOf(Generate.oneOf(unicode, tricky, constants("NULL", "null", "")));
   }
 
-  @Provide
-  Arbitrary<List<Object>> byteas() {
-    return listOf(Arbitraries.bytes().array(byte[].class).ofMaxSize(40));
+  private static Gen<List<Object>> byteas() {
+    return listOf(Theories.bytes(40));
   }
 
   private static final long MIN_DAY = LocalDate.of(-4713, 11, 24).toEpochDay();
   private static final long MAX_DAY = LocalDate.of(5874897, 12, 31).toEpochDay();
 
-  @Provide
-  Arbitrary<List<Object>> dates() {
+  private static Gen<List<Object>> dates() {
     return listOf(
-        Arbitraries.oneOf(
-            Arbitraries.longs().between(MIN_DAY, MAX_DAY).map(LocalDate::ofEpochDay),
-            Arbitraries.longs().between(-800_000, 3_000_000).map(LocalDate::ofEpochDay),
-            Arbitraries.of(LocalDate.MAX, LocalDate.MIN, LocalDate.of(0, 1, 1))));
+        Generate.oneOf(
+            longs().between(MIN_DAY, MAX_DAY).map(LocalDate::ofEpochDay),
+            longs().between(-800_000, 3_000_000).map(LocalDate::ofEpochDay),
+            constants(LocalDate.MAX, LocalDate.MIN, LocalDate.of(0, 1, 1))));
   }
 
   private static final long DAY_MICROS = 86_400_000_000L;
 
-  private static Arbitrary<LocalTime> times() {
-    return Arbitraries.longs()
+  private static Gen<LocalTime> times() {
+    return longs()
         .between(0, DAY_MICROS)
         .map(m -> m == DAY_MICROS ? LocalTime.MAX : LocalTime.ofNanoOfDay(m * 1000));
   }
 
-  @Provide
-  Arbitrary<List<Object>> localTimes() {
-    return listOf(Arbitraries.oneOf(times(), Arbitraries.of(LocalTime.MAX, LocalTime.MIDNIGHT)));
+  private static Gen<List<Object>> localTimes() {
+    return listOf(Generate.oneOf(times(), constants(LocalTime.MAX, LocalTime.MIDNIGHT)));
   }
 
-  @Provide
-  Arbitrary<List<Object>> offsetTimes() {
-    Arbitrary<ZoneOffset> offsets =
-        Arbitraries.oneOf(
-            Arbitraries.integers().between(-57_599, 57_599).map(ZoneOffset::ofTotalSeconds),
-            Arbitraries.integers().between(-15, 15).map(h -> ZoneOffset.ofHours(h)));
-    return listOf(Combinators.combine(times(), offsets).as(OffsetTime::of));
+  private static Gen<List<Object>> offsetTimes() {
+    Gen<ZoneOffset> offsets =
+        Generate.oneOf(
+            integers().between(-57_599, 57_599).map(ZoneOffset::ofTotalSeconds),
+            integers().between(-15, 15).map(ZoneOffset::ofHours));
+    return listOf(times().zip(offsets, OffsetTime::of));
   }
 
   private static final long MIN_SECOND =
@@ -274,165 +289,140 @@ class CodecRoundTripIT {
   private static final long MAX_SECOND =
       LocalDateTime.of(294276, 12, 31, 23, 59, 59).toEpochSecond(ZoneOffset.UTC);
 
-  private static Arbitrary<Instant> instants() {
-    Arbitrary<Long> wide = Arbitraries.longs().between(MIN_SECOND, MAX_SECOND);
-    Arbitrary<Long> near = Arbitraries.longs().between(-70_000_000_000L, 10_000_000_000L);
-    return Combinators.combine(
-            Arbitraries.oneOf(wide, near), Arbitraries.integers().between(0, 999_999))
-        .as((s, us) -> Instant.ofEpochSecond(s, us * 1000L));
+  private static Gen<Instant> instants() {
+    Gen<Long> wide = longs().between(MIN_SECOND, MAX_SECOND);
+    Gen<Long> near = longs().between(-70_000_000_000L, 10_000_000_000L);
+    return Generate.oneOf(wide, near)
+        .zip(integers().between(0, 999_999), (s, us) -> Instant.ofEpochSecond(s, us * 1000L));
   }
 
-  @Provide
-  Arbitrary<List<Object>> timestamps() {
+  private static Gen<List<Object>> timestamps() {
     return listOf(
-        Arbitraries.oneOf(
+        Generate.oneOf(
             instants()
                 .map(
                     i ->
                         LocalDateTime.ofEpochSecond(
                             i.getEpochSecond(), i.getNano(), ZoneOffset.UTC)),
-            Arbitraries.of(LocalDateTime.MAX, LocalDateTime.MIN)));
+            constants(LocalDateTime.MAX, LocalDateTime.MIN)));
   }
 
-  @Provide
-  Arbitrary<List<Object>> instantLists() {
-    return listOf(Arbitraries.oneOf(instants(), Arbitraries.of(Instant.MAX, Instant.MIN)));
+  private static Gen<List<Object>> instantLists() {
+    return listOf(Generate.oneOf(instants(), constants(Instant.MAX, Instant.MIN)));
   }
 
-  @Provide
-  Arbitrary<List<Object>> intervals() {
+  private static Gen<List<Object>> intervals() {
     // PostgreSQL 14 handles at most 2147483647 hours in an interval's text form (a 32-bit hour
     // field); 15 handles every value of the 64-bit time field
     long maxMicros =
         serverMajor >= 15 ? Long.MAX_VALUE : Integer.MAX_VALUE * 3_600_000_000L + 3_599_999_999L;
-    Arbitrary<PgInterval> any =
-        Combinators.combine(
-                Arbitraries.integers(),
-                Arbitraries.integers(),
-                Arbitraries.longs().between(-maxMicros, maxMicros))
-            .as(PgInterval::new)
-            .filter(PgInterval::isFinite);
-    Arbitrary<PgInterval> small =
-        Combinators.combine(
-                Arbitraries.integers().between(-50, 50),
-                Arbitraries.integers().between(-50, 50),
-                Arbitraries.longs().between(-200_000_000_000L, 200_000_000_000L))
-            .as(PgInterval::new);
-    Arbitrary<PgInterval> special =
+    Gen<PgInterval> any =
+        integers()
+            .all()
+            .zip(integers().all(), longs().between(-maxMicros, maxMicros), PgInterval::new)
+            .assuming(PgInterval::isFinite);
+    Gen<PgInterval> small =
+        integers()
+            .between(-50, 50)
+            .zip(
+                integers().between(-50, 50),
+                longs().between(-200_000_000_000L, 200_000_000_000L),
+                PgInterval::new);
+    Gen<PgInterval> special =
         serverMajor >= 17
-            ? Arbitraries.of(PgInterval.INFINITY, PgInterval.NEGATIVE_INFINITY)
-            : Arbitraries.of(new PgInterval(0, 0, 0));
-    return listOf(Arbitraries.oneOf(any, small, special));
+            ? constants(PgInterval.INFINITY, PgInterval.NEGATIVE_INFINITY)
+            : constants(new PgInterval(0, 0, 0));
+    return listOf(Generate.oneOf(any, small, special));
   }
 
-  @Provide
-  Arbitrary<List<Object>> uuids() {
-    return listOf(Combinators.combine(Arbitraries.longs(), Arbitraries.longs()).as(UUID::new));
+  private static Gen<List<Object>> uuids() {
+    return listOf(longs().all().zip(longs().all(), UUID::new));
   }
 
   // ------------------------------------------------------------------ properties
 
-  @Property(tries = 40)
-  void bool(@ForAll("bools") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("bool", v, a, b);
+  @Test
+  void bool() {
+    property("bool", 40, bools());
   }
 
-  @Property(tries = 40)
-  void int2(@ForAll("int2s") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("int2", v, a, b);
+  @Test
+  void int2() {
+    property("int2", 40, int2s());
   }
 
-  @Property(tries = 40)
-  void int4(@ForAll("int4s") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("int4", v, a, b);
+  @Test
+  void int4() {
+    property("int4", 40, int4s());
   }
 
-  @Property(tries = 40)
-  void int8(@ForAll("int8s") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("int8", v, a, b);
+  @Test
+  void int8() {
+    property("int8", 40, int8s());
   }
 
-  @Property(tries = 40)
-  void oid(@ForAll("oids") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("oid", v, a, b);
+  @Test
+  void oid() {
+    property("oid", 40, oids());
   }
 
-  @Property(tries = 60)
-  void float4(@ForAll("float4s") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("float4", v, a, b);
+  @Test
+  void float4() {
+    property("float4", 60, float4s());
   }
 
-  @Property(tries = 60)
-  void float8(@ForAll("float8s") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("float8", v, a, b);
+  @Test
+  void float8() {
+    property("float8", 60, float8s());
   }
 
-  @Property(tries = 40)
-  void numeric(@ForAll("numerics") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("numeric", v, a, b);
+  @Test
+  void numeric() {
+    property("numeric", 40, numerics());
   }
 
-  @Property(tries = 40)
-  void text(@ForAll("texts") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("text", v, a, b);
+  @Test
+  void text() {
+    property("text", 40, texts());
   }
 
-  @Property(tries = 40)
-  void bytea(@ForAll("byteas") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("bytea", v, a, b);
+  @Test
+  void bytea() {
+    property("bytea", 40, byteas());
   }
 
-  @Property(tries = 40)
-  void date(@ForAll("dates") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("date", v, a, b);
+  @Test
+  void date() {
+    property("date", 40, dates());
   }
 
-  @Property(tries = 40)
-  void time(@ForAll("localTimes") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("time", v, a, b);
+  @Test
+  void time() {
+    property("time", 40, localTimes());
   }
 
-  @Property(tries = 40)
-  void timetz(@ForAll("offsetTimes") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("timetz", v, a, b);
+  @Test
+  void timetz() {
+    property("timetz", 40, offsetTimes());
   }
 
-  @Property(tries = 40)
-  void timestamp(
-      @ForAll("timestamps") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("timestamp", v, a, b);
+  @Test
+  void timestamp() {
+    property("timestamp", 40, timestamps());
   }
 
-  @Property(tries = 40)
-  void timestamptz(
-      @ForAll("instantLists") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("timestamptz", v, a, b);
+  @Test
+  void timestamptz() {
+    property("timestamptz", 40, instantLists());
   }
 
-  @Property(tries = 40)
-  void interval(@ForAll("intervals") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("interval", v, a, b);
+  @Test
+  void interval() {
+    property("interval", 40, intervals());
   }
 
-  @Property(tries = 40)
-  void uuid(@ForAll("uuids") List<Object> v, @ForAll("bound") int a, @ForAll("bound") int b)
-      throws SQLException {
-    roundTrip("uuid", v, a, b);
+  @Test
+  void uuid() {
+    property("uuid", 40, uuids());
   }
 }

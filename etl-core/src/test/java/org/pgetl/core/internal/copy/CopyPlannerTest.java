@@ -1,14 +1,15 @@
 package org.pgetl.core.internal.copy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
 
+import java.time.Duration;
 import java.util.List;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.LongRange;
 import org.junit.jupiter.api.Test;
 import org.pgetl.model.TableId;
+import org.pgetl.testing.Theories;
+import org.quicktheories.core.Gen;
 
 class CopyPlannerTest {
   private static final TableId T = new TableId(16384);
@@ -39,21 +40,29 @@ class CopyPlannerTest {
     assertThat(p).singleElement().satisfies(x -> assertThat(x.ctidPredicate()).isEmpty());
   }
 
+  /** A size of table {@code t}: blocks and estimated rows ({@code -1}: never analyzed). */
+  private static Gen<CopyPlanner.TableSize> sizes(TableId t, long maxBlocks, long maxRows) {
+    Gen<Long> blocks = Theories.withEdges(longs().between(0, maxBlocks), 0L, 1L, 2L, maxBlocks);
+    Gen<Long> rows = Theories.withEdges(longs().between(-1, maxRows), -1L, 0L, 1L, maxRows);
+    return blocks.zip(rows, (b, r) -> new CopyPlanner.TableSize(t, b, r));
+  }
+
   /** The ranges of each table cover every block exactly once, whatever the sizes. */
-  @Property(tries = 500)
-  void rangesCoverEveryBlockExactlyOnce(
-      @ForAll @LongRange(min = 0, max = 100_000) long blocksA,
-      @ForAll @LongRange(min = -1, max = 10_000_000) long rowsA,
-      @ForAll @LongRange(min = 0, max = 5_000) long blocksB,
-      @ForAll @LongRange(min = -1, max = 1_000_000) long rowsB,
-      @ForAll @IntRange(min = 1, max = 16) int connections) {
+  @Test
+  void rangesCoverEveryBlockExactlyOnce() {
     TableId b = new TableId(20000);
-    List<CopyPlanner.Partition> parts =
-        CopyPlanner.plan(
-            List.of(
-                new CopyPlanner.TableSize(T, blocksA, rowsA),
-                new CopyPlanner.TableSize(b, blocksB, rowsB)),
-            connections);
+    Theories.qt(500, Duration.ofSeconds(5))
+        .forAll(
+            sizes(T, 100_000, 10_000_000),
+            sizes(b, 5_000, 1_000_000),
+            Theories.withEdges(integers().between(1, 16), 1, 2, 16))
+        .checkAssert((a, bSize, connections) -> coverEveryBlockOnce(a, bSize, connections));
+  }
+
+  private static void coverEveryBlockOnce(
+      CopyPlanner.TableSize sizeA, CopyPlanner.TableSize sizeB, int connections) {
+    TableId b = sizeB.table();
+    List<CopyPlanner.Partition> parts = CopyPlanner.plan(List.of(sizeA, sizeB), connections);
     assertThat(parts.size()).isLessThanOrEqualTo(CopyPlanner.MAX_PARTITIONS + 2);
     for (TableId t : List.of(T, b)) {
       List<CopyPlanner.Partition> mine =
