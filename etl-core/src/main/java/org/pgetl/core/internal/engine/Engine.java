@@ -24,7 +24,7 @@ import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.preflight.PreflightRunner;
-import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.core.internal.sync.TableStateMachine;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.DestinationTableMetadataStore;
@@ -550,6 +550,11 @@ public final class Engine {
         stopGeneration(StopSignal.Mode.FENCED);
         epoch = 0;
         setPhase(Phase.STANDBY);
+        // the standbys that saw the lease free have priority: this instance, which just lost it,
+        // tries again only after each of them had two chances (they try every check interval)
+        if (pause(config.leaseCheckInterval().multipliedBy(2))) {
+          break;
+        }
       }
       setPhase(Phase.STOPPING);
       stopGeneration(StopSignal.Mode.DRAIN);
@@ -847,7 +852,7 @@ public final class Engine {
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the publication's tables");
     }
-    TableStates tables = new TableStates(store);
+    TableStateMachine tables = new TableStateMachine(store);
     tables.onChange(
         (t, from, to) -> {
           if (to != null) {
@@ -1011,7 +1016,7 @@ public final class Engine {
   }
 
   /** Joins a thread until the deadline (System.nanoTime); true when it ended. */
-  static boolean joinUntil(Thread t, long deadlineNanos) {
+  public static boolean joinUntil(Thread t, long deadlineNanos) {
     boolean interrupted = false;
     try {
       while (t.isAlive()) {

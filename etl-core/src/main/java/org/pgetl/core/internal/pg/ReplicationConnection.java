@@ -7,6 +7,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import org.pgetl.core.internal.decode.StreamingMode;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -357,12 +358,8 @@ public final class ReplicationConnection implements AutoCloseable {
       if (options.binary()) {
         b.withSlotOption("binary", "true");
       }
-      switch (options.streaming()) {
-        case ON -> b.withSlotOption("streaming", "on");
-        case PARALLEL -> b.withSlotOption("streaming", "parallel");
-        case OFF -> {
-          // the server's default
-        }
+      if (options.streaming() != StreamingMode.OFF) { // off is the server's default
+        b.withSlotOption("streaming", options.streaming().optionValue());
       }
       PGReplicationStream pgStream = b.start();
       LOG.info(
