@@ -1,5 +1,7 @@
 package org.pgetl.examples.destination;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -97,10 +99,13 @@ import org.slf4j.LoggerFactory;
  * transaction-scoped advisory lock, so the first batches of two partitions create it once. The
  * first batches of several tables of a new schema create the schema at once: the one that loses the
  * race waits for the winner's commit and goes on with the schema it created (see {@link
- * MirrorCatalog#createSchema}). Each thread borrows a connection from a pool of at most one per
- * thread; a broken connection is closed and replaced, and a write whose connection was lost (the
- * target restarted, or the server closed an idle connection) runs once more on a new connection
- * before it is answered.
+ * MirrorCatalog#createSchema}). Each write borrows a connection from a HikariCP pool of at most one
+ * per writer thread ({@code copyConnections + 1}, named {@code pgetl-mirror-<pipeline>}, which is
+ * also the sessions' {@code application_name}), opened when first needed and closed after ten idle
+ * minutes. A connection that sat unused is validated before a write gets it; a broken one is closed
+ * and replaced; a write whose connection was lost anyway (the target restarted, or the server
+ * closed an idle connection) is rolled back and runs once more on a new connection before it is
+ * answered, after the other idle connections were closed.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
  * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a
@@ -128,6 +133,27 @@ public final class PostgresMirrorDestination implements Destination {
   /** How long {@link #shutdown()} waits for running writes to commit. */
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(60);
 
+  /**
+   * How long a connection stays in the pool unused before it is closed: the copy threads' ones are
+   * needed while tables are copied, then only the event writer's is.
+   */
+  private static final Duration IDLE_TIMEOUT = Duration.ofMinutes(10);
+
+  /**
+   * How often an unused pooled connection is checked: a session that the server or a firewall
+   * closed is replaced before a write needs it, and the check keeps {@code idle_session_timeout}
+   * from closing it.
+   */
+  private static final Duration KEEPALIVE = Duration.ofMinutes(2);
+
+  /**
+   * The session settings under which {@link org.pgetl.model.PgText} prints values exactly as the
+   * server does, so that a value bound as text and a value read back as text compare equal.
+   */
+  private static final String SESSION_SETUP =
+      "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres';"
+          + " SET extra_float_digits = 3; SET bytea_output = 'hex'";
+
   /** A unit of work inside one target transaction. */
   private interface SqlWork {
     void run(Connection conn, Staged staged) throws SQLException;
@@ -135,7 +161,7 @@ public final class PostgresMirrorDestination implements Destination {
 
   private final PgConnectionConfig target;
   private final int copyConnections;
-  private MirrorConnections connections;
+  private HikariDataSource pool;
   private MirrorCatalog catalog;
   private volatile SerialWriter events;
   private volatile SerialWriter copies;
@@ -186,14 +212,15 @@ public final class PostgresMirrorDestination implements Destination {
   @Override
   public void startup(DestinationContext context) {
     String pipelineId = context.pipelineId();
-    connections = new MirrorConnections(target, "pgetl-mirror-" + pipelineId);
     catalog = new MirrorCatalog(pipelineId, context.tableMetadata());
-    try (Connection c = connections.openConnection()) {
+    pool = openPool("pgetl-mirror-" + pipelineId, copyConnections + 1);
+    try (Connection c = pool.getConnection()) {
       catalog.createMetadataTables(c);
       c.commit();
       catalog.load(c);
       c.commit();
     } catch (SQLException e) {
+      pool.close();
       throw error("startup", e);
     }
     for (Table t : catalog.tables()) {
@@ -294,7 +321,7 @@ public final class PostgresMirrorDestination implements Destination {
           target.describe(),
           SHUTDOWN_WAIT);
     }
-    connections.closeAll();
+    pool.close();
   }
 
   // --- the writes, each run on a writer thread inside one transaction
@@ -468,7 +495,7 @@ public final class PostgresMirrorDestination implements Destination {
     Staged staged = new Staged();
     Connection conn;
     try {
-      conn = connections.acquire();
+      conn = pool.getConnection();
     } catch (SQLException e) {
       throw error(what, e);
     }
@@ -479,7 +506,8 @@ public final class PostgresMirrorDestination implements Destination {
     } catch (SQLException e) {
       broken = rollback(conn, e);
       if (broken && mayRetry) {
-        connections.discardIdle(); // lost with this one, most likely
+        // lost with this one, most likely: close the idle ones, and the others when returned
+        pool.getHikariPoolMXBean().softEvictConnections();
         log.info(
             "connection to {} lost ({}, SQLSTATE {}): writing again on a new connection ({})",
             target.describe(),
@@ -500,10 +528,65 @@ public final class PostgresMirrorDestination implements Destination {
           e.toString(),
           e);
     } finally {
-      connections.release(conn, broken);
+      release(conn, broken);
     }
     catalog.publish(staged); // only now: a rolled-back transaction leaves memory as it was
     return true;
+  }
+
+  /**
+   * Opens the pool of connections to the target: at most one per writer thread, opened when a
+   * thread first needs one, each set up with {@link #SESSION_SETUP} and auto-commit off (every
+   * write is one transaction). A connection that sat unused for a moment is validated before a
+   * writer gets it; an unused one is checked every {@link #KEEPALIVE} and closed after {@link
+   * #IDLE_TIMEOUT}. Fails at once when the target refuses the first connection (a wrong password
+   * fails the start, not the first write).
+   */
+  private HikariDataSource openPool(String name, int size) {
+    HikariConfig hc = new HikariConfig();
+    hc.setPoolName(name);
+    hc.setJdbcUrl(target.jdbcUrl());
+    hc.setUsername(target.user());
+    if (target.password() != null) {
+      hc.setPassword(target.password());
+    }
+    hc.addDataSourceProperty("ApplicationName", name);
+    hc.setAutoCommit(false);
+    hc.setConnectionInitSql(SESSION_SETUP);
+    hc.setIsolateInternalQueries(true); // commits the session setup, rolls back validations
+    hc.setMaximumPoolSize(size);
+    hc.setMinimumIdle(0);
+    hc.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+    hc.setKeepaliveTime(KEEPALIVE.toMillis());
+    // a writer never waits for another writer's connection, only for a new one to open
+    hc.setConnectionTimeout(Math.max(250, target.connectTimeout().toMillis()));
+    try {
+      return new HikariDataSource(hc);
+    } catch (RuntimeException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof SQLException sql) {
+          throw error("startup", sql);
+        }
+      }
+      throw new EtlException(
+          ErrorKind.DESTINATION_CONNECTION_FAILED,
+          "could not connect to the PostgreSQL mirror in " + target.describe(),
+          String.valueOf(e.getMessage()),
+          null);
+    }
+  }
+
+  /** Gives a connection back to the pool, or closes it for good when it is broken. */
+  private void release(Connection conn, boolean broken) {
+    if (broken) {
+      pool.evictConnection(conn);
+      return;
+    }
+    try {
+      conn.close();
+    } catch (SQLException e) {
+      pool.evictConnection(conn);
+    }
   }
 
   private static SQLException unwrap(SQLException e) {
