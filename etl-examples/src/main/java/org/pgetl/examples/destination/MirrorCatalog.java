@@ -48,6 +48,8 @@ import org.slf4j.LoggerFactory;
  *                             last dropTableForCopy named), and once its Finish came, its batch
  *                             and row counts
  * _pgetl.mirror_messages      the user logical messages received, keyed by sequence key
+ * _pgetl.mirror_epochs        one row per pipeline: the greatest lease epoch that wrote to the
+ *                             mirror, raised in the transaction of that epoch's first write
  * </pre>
  *
  * <p>It also creates a target table and brings it in line with a new source schema ({@link
@@ -244,6 +246,60 @@ final class MirrorCatalog {
             + " commit_lsn pg_lsn NOT NULL, start_lsn pg_lsn NOT NULL,"
             + " transactional boolean NOT NULL, prefix text NOT NULL, content bytea NOT NULL,"
             + " PRIMARY KEY (pipeline_id, sequence_key))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_epochs (pipeline_id text PRIMARY KEY,"
+            + " epoch bigint NOT NULL, raised_at timestamptz NOT NULL)");
+  }
+
+  // --- fencing
+
+  /**
+   * Checks a write's lease epoch against the greatest epoch that wrote to the mirror, and records
+   * it when it is greater: call first in every write transaction, and go on only when the result is
+   * not greater than {@code epoch}.
+   *
+   * <p>The common case, an epoch already recorded, reads the row {@code FOR SHARE}: writes of one
+   * instance do not wait for each other, and the lock is held until the write commits. A greater
+   * epoch updates the row, which waits until every write holding it shared (the older instance's
+   * writes in flight) has ended; a write of the older epoch that comes later reads the new epoch.
+   * So every write of an older epoch commits before the first write of a newer one, or not at all.
+   * The shared lock is given back (the transaction is still empty) before the row is updated, so
+   * that two first writes of the new epoch never both hold it shared and wait for each other.
+   *
+   * @param conn the transaction's connection, with nothing done in it yet
+   * @param epoch the lease epoch of the instance that sent the write
+   * @return the greatest epoch recorded, locked until the transaction ends: {@code epoch}, or a
+   *     greater one when the write must be refused
+   * @throws SQLException when the bookkeeping fails
+   */
+  long fence(Connection conn, long epoch) throws SQLException {
+    Long stored = lockEpoch(conn);
+    if (stored != null && stored >= epoch) {
+      return stored;
+    }
+    conn.rollback();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_epochs AS e VALUES (?, ?, now())"
+                + " ON CONFLICT (pipeline_id) DO UPDATE SET epoch = EXCLUDED.epoch,"
+                + " raised_at = EXCLUDED.raised_at WHERE e.epoch < EXCLUDED.epoch")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, epoch);
+      ps.executeUpdate();
+    }
+    return lockEpoch(conn);
+  }
+
+  private Long lockEpoch(Connection conn) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT epoch FROM _pgetl.mirror_epochs WHERE pipeline_id = ? FOR SHARE")) {
+      ps.setString(1, pipelineId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
   }
 
   /** Reads every table of this pipeline from the bookkeeping tables, replacing what memory held. */

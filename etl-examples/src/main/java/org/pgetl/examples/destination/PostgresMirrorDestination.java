@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
@@ -87,6 +88,17 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #dropTableForCopy}: records the new attempt, drops the table and forgets its batch
  *       ids and applied key, so the new copy attempt starts clean.
  * </ul>
+ *
+ * <h2>Fencing</h2>
+ *
+ * Two instances of a pipeline may overlap for a moment (a rolling deploy, a network cut that the
+ * old instance has not noticed yet); the newer one holds a lease of a greater epoch ({@link
+ * DestinationContext#epoch()}). Every write transaction first checks the write's epoch against
+ * {@code _pgetl.mirror_epochs}, the greatest epoch that wrote to the mirror, and raises it when the
+ * write's is greater (see {@link MirrorCatalog#fence}): once a newer instance wrote, a write of an
+ * older epoch — a copy batch, a {@code Finish}, a drop, events — is rolled back before it changed
+ * anything and answered {@code shutdown()}, so the older instance stops, and the mirror logs why.
+ * Every later write of that epoch is refused at once, an empty durability barrier included.
  *
  * <h2>Threads, connections and answers</h2>
  *
@@ -165,6 +177,9 @@ public final class PostgresMirrorDestination implements Destination {
   private MirrorCatalog catalog;
   private volatile SerialWriter events;
   private volatile SerialWriter copies;
+  private volatile DestinationContext context;
+  // the greatest epoch found in the mirror that refused a write of this instance
+  private final AtomicLong refusedBy = new AtomicLong(Long.MIN_VALUE);
 
   /**
    * Creates a destination that mirrors into a target database with {@value
@@ -211,6 +226,7 @@ public final class PostgresMirrorDestination implements Destination {
    */
   @Override
   public void startup(DestinationContext context) {
+    this.context = context;
     String pipelineId = context.pipelineId();
     catalog = new MirrorCatalog(pipelineId, context.tableMetadata());
     pool = openPool("pgetl-mirror-" + pipelineId, copyConnections + 1);
@@ -293,7 +309,9 @@ public final class PostgresMirrorDestination implements Destination {
       StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     if (events.isEmpty()) {
       SerialWriter writer = requireStarted(this.events);
-      writer.submit(result, () -> {}); // answered after the writes queued before it
+      long epoch = context.epoch();
+      // answered after the writes queued before it
+      writer.submit(result, () -> refuseIfFenced(epoch));
       return;
     }
     String what =
@@ -466,7 +484,9 @@ public final class PostgresMirrorDestination implements Destination {
   // --- transactions and answers
 
   private void submit(SerialWriter writer, AsyncResult result, String what, SqlWork work) {
-    requireStarted(writer).submit(result, () -> inTransaction(what, work));
+    requireStarted(writer);
+    long epoch = context.epoch(); // the epoch of the instance that sends it, not of a later one
+    writer.submit(result, () -> inTransaction(what, epoch, work));
   }
 
   private static SerialWriter requireStarted(SerialWriter writer) {
@@ -478,10 +498,42 @@ public final class PostgresMirrorDestination implements Destination {
     return writer;
   }
 
-  private void inTransaction(String what, SqlWork work) {
-    if (!attempt(what, work, true)) {
-      attempt(what, work, false);
+  private void inTransaction(String what, long epoch, SqlWork work) {
+    refuseIfFenced(epoch);
+    if (!attempt(what, epoch, work, true)) {
+      attempt(what, epoch, work, false);
     }
+  }
+
+  /** Refuses a write of an epoch that the mirror already refused: a newer instance wrote since. */
+  private void refuseIfFenced(long epoch) {
+    if (epoch < refusedBy.get()) {
+      throw new SerialWriter.Abandoned("lease epoch " + epoch + " is fenced");
+    }
+  }
+
+  /**
+   * Refuses a write whose epoch is smaller than the one the mirror holds: another instance of the
+   * pipeline took over and wrote, so this one lost its lease, whether it noticed yet or not. The
+   * write is answered {@code shutdown()}, which stops this instance without a table error; every
+   * later write of its epoch is refused at once.
+   */
+  private SerialWriter.Abandoned refuse(long epoch, long stored, String what) {
+    long before = refusedBy.getAndAccumulate(stored, Math::max);
+    if (before < stored) {
+      log.error(
+          "pipeline {}: the mirror in {} was written by lease epoch {}, newer than this instance's"
+              + " epoch {}: another instance took over, so this one's writes are refused ({})"
+              + " and it stops; if the pipeline's state store was recreated (its epochs start"
+              + " again at 1), delete the pipeline's row in _pgetl.mirror_epochs",
+          context.pipelineId(),
+          target.describe(),
+          stored,
+          epoch,
+          what);
+    }
+    return new SerialWriter.Abandoned(
+        "lease epoch " + epoch + " is older than epoch " + stored + " of the mirror");
   }
 
   /**
@@ -491,7 +543,7 @@ public final class PostgresMirrorDestination implements Destination {
    * {@code pg_terminate_backend}) fails the next statement, and writing again on a new connection
    * is safe because every write is idempotent.
    */
-  private boolean attempt(String what, SqlWork work, boolean mayRetry) {
+  private boolean attempt(String what, long epoch, SqlWork work, boolean mayRetry) {
     Staged staged = new Staged();
     Connection conn;
     try {
@@ -501,6 +553,10 @@ public final class PostgresMirrorDestination implements Destination {
     }
     boolean broken = false;
     try {
+      long stored = catalog.fence(conn, epoch); // first: it orders the writes of two instances
+      if (stored > epoch) {
+        throw refuse(epoch, stored, what);
+      }
       work.run(conn, staged);
       conn.commit();
     } catch (SQLException e) {
@@ -519,8 +575,8 @@ public final class PostgresMirrorDestination implements Destination {
       throw error(what, e);
     } catch (RuntimeException e) {
       broken = rollback(conn, null);
-      if (e instanceof EtlException etl) {
-        throw etl;
+      if (e instanceof EtlException || e instanceof SerialWriter.Abandoned) {
+        throw e;
       }
       throw new EtlException(
           ErrorKind.DESTINATION_ERROR,
