@@ -50,8 +50,20 @@ import org.slf4j.LoggerFactory;
  * becomes a target table without columns, with as many rows of no values. Schema changes (a {@code
  * Relation} event, or any event that carries a new schema) are applied in the transaction of the
  * rows that follow them: columns are matched by attnum, so dropped, renamed, retyped and added
- * columns are followed, and a changed key is rebuilt. Bookkeeping lives in the schema {@code
- * _pgetl} of the target (see {@link MirrorCatalog}); user logical messages are kept in {@code
+ * columns are followed, and a changed key is rebuilt. A column added with a default ({@code ADD c
+ * int NOT NULL DEFAULT 0}) has the default's value in the rows already there, as at the source,
+ * where no change is written for them: the target evaluates the source's default expression once,
+ * then drops the default. A volatile default, which gave each source row a value of its own, or one
+ * the target cannot evaluate, leaves NULL in those rows until they change, with a warning.
+ *
+ * <p>Generated columns, which pgoutput does not publish, exist in the mirror when the destination
+ * is given the source database ({@link #PostgresMirrorDestination(PgConnectionConfig, int,
+ * PgConnectionConfig)}): it reads them from the source's catalog whenever it creates a table or
+ * applies a new schema of it, and creates them with the source's type and expression, so the target
+ * computes them from each row's replicated values, and recomputes them when the row changes. A
+ * generated column whose expression the target cannot evaluate (a function that exists in the
+ * source only) is left out with a warning. Bookkeeping lives in the schema {@code _pgetl} of the
+ * target (see {@link MirrorCatalog}); user logical messages are kept in {@code
  * _pgetl.mirror_messages}. A table of the same name that pgetl did not create is never dropped:
  * creating the mirror table then fails with {@code DESTINATION_SCHEMA_ERROR}.
  *
@@ -173,7 +185,9 @@ public final class PostgresMirrorDestination implements Destination {
 
   private final PgConnectionConfig target;
   private final int copyConnections;
+  private final PgConnectionConfig source; // null: generated columns are left out
   private HikariDataSource pool;
+  private MirrorSource sourceCatalog;
   private MirrorCatalog catalog;
   private volatile SerialWriter events;
   private volatile SerialWriter copies;
@@ -198,11 +212,26 @@ public final class PostgresMirrorDestination implements Destination {
    * @param copyConnections how many copy batches are written at once, each on its own connection
    */
   public PostgresMirrorDestination(PgConnectionConfig target, int copyConnections) {
+    this(target, copyConnections, null);
+  }
+
+  /**
+   * Creates a destination that mirrors into a target database, and reads the generated columns of
+   * the source tables from the source's catalog so that the mirror tables have them too.
+   *
+   * @param target the target database; its user needs to create schemas and tables there
+   * @param copyConnections how many copy batches are written at once, each on its own connection
+   * @param source the source database (usually the pipeline's {@code PipelineConfig.source()}); its
+   *     user needs to read the catalog only. Null to leave generated columns out of the mirror
+   */
+  public PostgresMirrorDestination(
+      PgConnectionConfig target, int copyConnections, PgConnectionConfig source) {
     this.target = Objects.requireNonNull(target, "target");
     if (copyConnections < 1) {
       throw new IllegalArgumentException("copyConnections must be >= 1, was " + copyConnections);
     }
     this.copyConnections = copyConnections;
+    this.source = source;
   }
 
   /**
@@ -228,8 +257,15 @@ public final class PostgresMirrorDestination implements Destination {
   public void startup(DestinationContext context) {
     this.context = context;
     String pipelineId = context.pipelineId();
-    catalog = new MirrorCatalog(pipelineId, context.tableMetadata());
-    pool = openPool("pgetl-mirror-" + pipelineId, copyConnections + 1);
+    sourceCatalog =
+        source == null ? null : new MirrorSource(source, "pgetl-mirror-source-" + pipelineId);
+    catalog = new MirrorCatalog(pipelineId, context.tableMetadata(), sourceCatalog);
+    try {
+      pool = openPool("pgetl-mirror-" + pipelineId, copyConnections + 1);
+    } catch (RuntimeException e) {
+      closeSourceCatalog();
+      throw e;
+    }
     try (Connection c = pool.getConnection()) {
       catalog.createMetadataTables(c);
       c.commit();
@@ -237,6 +273,7 @@ public final class PostgresMirrorDestination implements Destination {
       c.commit();
     } catch (SQLException e) {
       pool.close();
+      closeSourceCatalog();
       throw error("startup", e);
     }
     for (Table t : catalog.tables()) {
@@ -340,6 +377,13 @@ public final class PostgresMirrorDestination implements Destination {
           SHUTDOWN_WAIT);
     }
     pool.close();
+    closeSourceCatalog();
+  }
+
+  private void closeSourceCatalog() {
+    if (sourceCatalog != null) {
+      sourceCatalog.close();
+    }
   }
 
   // --- the writes, each run on a writer thread inside one transaction
