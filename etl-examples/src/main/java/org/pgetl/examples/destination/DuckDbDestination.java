@@ -70,7 +70,8 @@ import org.slf4j.LoggerFactory;
  *       holds the id of every batch stored by the current attempt; a batch delivered again is
  *       skipped. Rows are upserted by primary key. The {@code Finish} barrier of the current
  *       attempt checks that every batch it counts is stored and marks the attempt finished (with
- *       its batch and row counts); a {@code Finish} of another attempt changes nothing.
+ *       its batch and row counts); a {@code Finish} of another attempt changes nothing, and a write
+ *       of another attempt's catch-up stream is answered {@code durable()} and skipped.
  *   <li>Events: {@code _pgetl.tables.applied_through} holds, per table, the greatest {@link
  *       org.pgetl.model.EventSequenceKey} applied. The engine preserves each table's event order,
  *       so an event at or below it was applied before a restart and is skipped. A {@code Relation}
@@ -229,7 +230,16 @@ public final class DuckDbDestination implements Destination {
             + events.get(0).sequenceKey()
             + " to "
             + events.get(events.size() - 1).sequenceKey();
-    submit(result, what, () -> applyEvents(events));
+    submit(
+        result,
+        what,
+        () -> {
+          if (isStale(stream)) {
+            log.debug("{} of abandoned catch-up stream {}: skipped", what, stream);
+            return; // its copy attempt was abandoned by a later drop: nothing of it is applied
+          }
+          applyEvents(events);
+        });
   }
 
   /**
@@ -308,6 +318,15 @@ public final class DuckDbDestination implements Destination {
               + stored,
           "a batch that the engine counts is not in the file");
     }
+  }
+
+  /** Tells whether a write comes from the catch-up stream of an attempt a later drop abandoned. */
+  private boolean isStale(StreamId stream) {
+    if (stream.kind() != StreamId.Kind.TABLE_SYNC) {
+      return false;
+    }
+    UUID current = catalog.currentAttempt(stream.table());
+    return current != null && !current.equals(stream.copyAttempt());
   }
 
   private void applyEvents(List<Event> events) throws SQLException {

@@ -90,7 +90,9 @@ import org.slf4j.LoggerFactory;
  *       the transaction inserts the batch id ({@code ON CONFLICT DO NOTHING}) and skips the rows
  *       when the id was there. Rows go in with {@code COPY ... FROM STDIN}. The {@code Finish} of
  *       the current attempt checks that every batch it counts is stored and marks the attempt
- *       finished with its counts; a {@code Finish} of another attempt changes nothing.
+ *       finished with its counts; a {@code Finish} of another attempt changes nothing. A write of a
+ *       catch-up stream reads the attempt {@code FOR SHARE} too, and one of another attempt's
+ *       stream is skipped and answered {@code durable()}.
  *   <li>Events: {@code _pgetl.mirror_tables} holds, per table, the greatest {@link
  *       EventSequenceKey} applied. The engine keeps each table's events in order, so an event at or
  *       below it was applied before a restart and is skipped. A {@code Relation} event shares the
@@ -356,7 +358,22 @@ public final class PostgresMirrorDestination implements Destination {
             + events.get(0).sequenceKey()
             + " to "
             + events.get(events.size() - 1).sequenceKey();
-    submit(this.events, result, what, (conn, staged) -> applyEvents(conn, staged, events));
+    submit(
+        this.events,
+        result,
+        what,
+        (conn, staged) -> {
+          if (stream.kind() == StreamId.Kind.TABLE_SYNC) {
+            // shared lock: a drop naming a new attempt waits for this write, a write after it sees
+            // it
+            UUID current = catalog.lockAttempt(conn, stream.table(), false);
+            if (current != null && !current.equals(stream.copyAttempt())) {
+              log.debug("{} of abandoned catch-up stream {}: skipped", what, stream);
+              return;
+            }
+          }
+          applyEvents(conn, staged, events);
+        });
   }
 
   /**

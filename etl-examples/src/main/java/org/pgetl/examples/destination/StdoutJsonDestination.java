@@ -56,10 +56,11 @@ import org.pgetl.model.UpdatedRow;
  * waits for in-flight answers only up to its shutdown timeout). The writer thread remembers, per
  * table, the attempt the last {@code drop_table_for_copy} named, and prints nothing for a batch or
  * a {@code Finish} of another attempt (it still answers {@code durable()}: the engine must not wait
- * for it). A reader that starts in the middle of the output can apply the same rule: skip {@code
- * copy} lines whose batch is not of the attempt the table's last drop line named. The {@code
- * copy_finished} line ends an attempt and says how many batches and rows it sent. Every answer is
- * {@code durable()}, so nothing is deferred and no state is kept per {@code StreamId}.
+ * for it). A write of the catch-up stream of another attempt ({@code StreamId.tableSync} naming it)
+ * prints nothing either. A reader that starts in the middle of the output can apply the same rule:
+ * skip {@code copy} lines whose batch is not of the attempt the table's last drop line named. The
+ * {@code copy_finished} line ends an attempt and says how many batches and rows it sent. Every
+ * answer is {@code durable()}, so nothing is deferred and no state is kept per {@code StreamId}.
  *
  * <h2>Lines</h2>
  *
@@ -253,12 +254,27 @@ public final class StdoutJsonDestination implements Destination {
     writer.submit(
         result,
         () -> {
+          if (isStale(stream)) {
+            return; // the catch-up stream of an abandoned attempt: its changes must not be applied
+          }
           StringBuilder lines = new StringBuilder();
           for (Event event : events) {
             lines.append(eventLine(event));
           }
           print(lines);
         });
+  }
+
+  /**
+   * Tells whether a write comes from the catch-up stream of a copy attempt that a later drop
+   * abandoned. Runs on the writer thread.
+   */
+  private boolean isStale(StreamId stream) {
+    if (stream.kind() != StreamId.Kind.TABLE_SYNC) {
+      return false;
+    }
+    UUID current = attempts.get(stream.table());
+    return current != null && !current.equals(stream.copyAttempt());
   }
 
   /**
