@@ -555,17 +555,43 @@ public final class PgetlConnectorConfig extends AbstractConfig {
 
   /** The source connection, with the user and password keys applied over the URL. */
   PgConnectionConfig source() {
-    PgConnectionConfig.Builder b =
-        PgConnectionConfig.fromJdbcUrl(getString(CONNECTION_URL)).toBuilder();
+    String url = getString(CONNECTION_URL);
     String user = getString(CONNECTION_USER);
     if (user != null && !user.isBlank()) {
-      b.user(user);
+      url = withParameter(url, "user", user);
     }
     Password password = getPassword(CONNECTION_PASSWORD);
     if (password != null && password.value() != null && !password.value().isEmpty()) {
-      b.password(password.value());
+      url = withParameter(url, "password", password.value());
     }
-    return b.build();
+    return PgConnectionConfig.fromJdbcUrl(url);
+  }
+
+  /**
+   * Appends a query parameter to a URL, percent-encoded; a later parameter wins over the URL's own
+   * (and over its user info), so the keys override the URL.
+   */
+  static String withParameter(String url, String key, String value) {
+    StringBuilder sb = new StringBuilder(url);
+    sb.append(url.indexOf('?') >= 0 ? '&' : '?').append(key).append('=');
+    for (byte b : value.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      boolean unreserved =
+          (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9')
+              || c == '-'
+              || c == '.'
+              || c == '_'
+              || c == '~';
+      if (unreserved) {
+        sb.append((char) c);
+      } else {
+        sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)));
+        sb.append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+      }
+    }
+    return sb.toString();
   }
 
   /** The pipeline configuration of one publication. */

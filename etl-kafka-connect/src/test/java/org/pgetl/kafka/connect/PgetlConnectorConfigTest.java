@@ -123,6 +123,18 @@ class PgetlConnectorConfigTest {
   }
 
   @Test
+  void theUserAndPasswordKeysOverrideTheUrl() {
+    Map<String, String> p = props();
+    p.put(PgetlConnectorConfig.CONNECTION_URL, "jdbc:postgresql://db:5432/shop");
+    p.put(PgetlConnectorConfig.CONNECTION_USER, "repl user");
+    p.put(PgetlConnectorConfig.CONNECTION_PASSWORD, "p@ss&w=rd%+");
+    PgetlConnectorConfig config = new PgetlConnectorConfig(p);
+    assertThat(config.source().user()).isEqualTo("repl user");
+    assertThat(config.source().password()).isEqualTo("p@ss&w=rd%+");
+    assertThat(errors(p, PgetlConnectorConfig.CONNECTION_URL)).isEmpty();
+  }
+
+  @Test
   void everyKeyIsDocumented() {
     assertThat(PgetlConnectorConfig.CONFIG_DEF.configKeys().values())
         .allSatisfy(k -> assertThat(k.documentation).isNotBlank());
