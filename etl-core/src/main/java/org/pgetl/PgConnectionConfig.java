@@ -1,20 +1,30 @@
 package org.pgetl;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.pgetl.core.internal.pg.ConnectionUrl;
+import org.pgetl.core.internal.pg.Secrets;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
 /**
- * How pgetl reaches a PostgreSQL server: host, port, database, credentials, TLS and socket
- * settings. Immutable and safe to share between threads; build one with {@link #builder()}, change
- * one with {@link #toBuilder()}, or parse a URL with {@link #fromJdbcUrl(String)}.
+ * How pgetl reaches a PostgreSQL server: host (or several, tried in order), port, database,
+ * credentials, TLS and socket settings. Immutable and safe to share between threads; build one with
+ * {@link #builder()}, change one with {@link #toBuilder()}, or parse a URL with {@link
+ * #fromJdbcUrl(String)}.
+ *
+ * <p>With several hosts (a primary and its physical standbys), every connection goes to the first
+ * host of the list that accepts it and is a primary ({@link TargetServerType#PRIMARY}, pgjdbc's
+ * {@code targetServerType=primary}): a standby is never used, so after a promotion the same
+ * configuration reaches the new primary.
  *
  * <p>The constructor validates every field and throws {@link EtlException} of kind {@link
  * ErrorKind#CONFIG_ERROR} with a message that names the field and the constraint, for example
@@ -106,8 +116,79 @@ public final class PgConnectionConfig {
     }
   }
 
-  private final String host;
-  private final int port;
+  /**
+   * Which kind of server a connection accepts, as pgjdbc's {@code targetServerType} says it.
+   *
+   * <p>The default is {@link #PRIMARY} when several hosts are given (a standby must never be the
+   * source, nor hold the state store) and {@link #ANY} for one host, which keeps logical decoding
+   * on a standby (PostgreSQL 16+) possible.
+   */
+  public enum TargetServerType {
+    /** Any server that accepts the connection, primary or standby. */
+    ANY("any"),
+    /** A primary only: a server in recovery (a standby) is skipped, or refused. */
+    PRIMARY("primary");
+
+    private final String pgjdbcName;
+
+    TargetServerType(String pgjdbcName) {
+      this.pgjdbcName = pgjdbcName;
+    }
+
+    /**
+     * Returns the value as pgjdbc spells it, for example {@code primary}.
+     *
+     * @return the {@code targetServerType} value
+     */
+    public String pgjdbcName() {
+      return pgjdbcName;
+    }
+
+    /**
+     * Parses pgjdbc's {@code targetServerType} or libpq's {@code target_session_attrs}: {@code
+     * any}; {@code primary}, {@code master} or {@code read-write} (case-insensitive).
+     *
+     * @param text the value
+     * @return the type
+     * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} for any other value, standbys
+     *     included: pgetl does not choose a standby among several hosts
+     */
+    public static TargetServerType parse(String text) {
+      String normalized = text.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+      return switch (normalized) {
+        case "any" -> ANY;
+        case "primary", "master", "read-write" -> PRIMARY;
+        default ->
+            throw invalid(
+                "targetServerType must be any or primary (also master, read-write), was '"
+                    + text
+                    + "'");
+      };
+    }
+  }
+
+  /**
+   * One host and its port. {@link PgConnectionConfig} validates each entry, naming its place in the
+   * list.
+   *
+   * @param host the host name or address (an IPv6 address without brackets)
+   * @param port the TCP port
+   */
+  public record HostPort(String host, int port) {
+    /**
+     * Returns {@code host:port}, with an IPv6 address in brackets: {@code [::1]:5432}.
+     *
+     * @return the entry as a URL spells it
+     */
+    @Override
+    public String toString() {
+      return (host != null && host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+  }
+
+  private final List<HostPort> hosts;
+  private final TargetServerType requestedTargetServerType;
+  private final TargetServerType targetServerType;
   private final String database;
   private final String user;
   private final String password;
@@ -119,14 +200,34 @@ public final class PgConnectionConfig {
   private final boolean tcpKeepAlive;
 
   private PgConnectionConfig(Builder b) {
-    this.host = requireText(b.host, "host");
-    if (host.chars().anyMatch(Character::isWhitespace) || host.indexOf(',') >= 0) {
-      throw invalid("host must be one host name or address without spaces or commas");
+    List<HostPort> all = new ArrayList<>(1 + b.additionalHosts.size());
+    all.add(checkHost(b.host, b.port, "host", "port"));
+    for (int i = 0; i < b.additionalHosts.size(); i++) {
+      HostPort extra = b.additionalHosts.get(i);
+      String field = "hosts[" + (i + 1) + "]";
+      if (extra == null) {
+        throw invalid(field + " must not be null");
+      }
+      all.add(checkHost(extra.host(), extra.port(), field + ".host", field + ".port"));
     }
-    if (b.port < 1 || b.port > 65535) {
-      throw invalid("port must be in 1..65535, was " + b.port);
+    Set<String> seen = new HashSet<>();
+    for (HostPort h : all) {
+      if (!seen.add(h.host().toLowerCase(Locale.ROOT) + "/" + h.port())) {
+        throw invalid("hosts must not list " + h + " twice");
+      }
     }
-    this.port = b.port;
+    this.hosts = List.copyOf(all);
+    this.requestedTargetServerType = b.targetServerType;
+    this.targetServerType =
+        b.targetServerType != null
+            ? b.targetServerType
+            : hosts.size() > 1 ? TargetServerType.PRIMARY : TargetServerType.ANY;
+    if (hosts.size() > 1 && targetServerType != TargetServerType.PRIMARY) {
+      throw invalid(
+          "targetServerType must be primary when several hosts are given (a standby must never"
+              + " be the source), was "
+              + targetServerType.pgjdbcName());
+    }
     this.database = requireText(b.database, "database");
     this.user = requireText(b.user, "user");
     if (b.password != null && b.password.indexOf('\0') >= 0) {
@@ -164,6 +265,20 @@ public final class PgConnectionConfig {
     this.tcpKeepAlive = b.tcpKeepAlive;
   }
 
+  private static HostPort checkHost(String host, int port, String hostField, String portField) {
+    requireText(host, hostField);
+    if (host.chars().anyMatch(Character::isWhitespace) || host.indexOf(',') >= 0) {
+      throw invalid(
+          hostField
+              + " must be one host name or address without spaces or commas (add further hosts"
+              + " with addHost)");
+    }
+    if (port < 1 || port > 65535) {
+      throw invalid(portField + " must be in 1..65535, was " + port);
+    }
+    return new HostPort(host, port);
+  }
+
   private static String requireText(String value, String field) {
     if (value == null || value.isBlank()) {
       throw invalid(field + " must not be empty");
@@ -195,8 +310,10 @@ public final class PgConnectionConfig {
    */
   public Builder toBuilder() {
     Builder b = new Builder();
-    b.host = host;
-    b.port = port;
+    b.host = hosts.get(0).host();
+    b.port = hosts.get(0).port();
+    b.additionalHosts.addAll(hosts.subList(1, hosts.size()));
+    b.targetServerType = requestedTargetServerType;
     b.database = database;
     b.user = user;
     b.password = password;
@@ -212,13 +329,17 @@ public final class PgConnectionConfig {
   /**
    * Parses a connection URL: {@code jdbc:postgresql://host:port/db?user=..&password=..&sslmode=..}
    * or the libpq form {@code postgresql://user:password@host:port/db?sslmode=..} (also {@code
-   * postgres://}). Values are percent-decoded.
+   * postgres://}). Values are percent-decoded. Several hosts are separated by commas, each with its
+   * own port or the default one, as pgjdbc and libpq write them: {@code
+   * jdbc:postgresql://h1:5432,h2:5433/db}, {@code postgresql://h1,[::1]:5433/db}.
    *
    * <p>Query parameters understood: {@code user}, {@code password}, {@code sslmode}, {@code ssl}
    * ({@code true} means {@code verify-full} unless {@code sslmode} is given, as in pgjdbc), {@code
    * sslrootcert}, {@code sslcert}, {@code sslkey}, {@code connectTimeout} or {@code
-   * connect_timeout} (seconds), {@code tcpKeepAlive} or {@code keepalives}. Any other parameter is
-   * rejected, so that a misspelled security setting does not pass unnoticed.
+   * connect_timeout} (seconds), {@code tcpKeepAlive} or {@code keepalives}, {@code
+   * targetServerType} or {@code target_session_attrs} ({@code any} or {@code primary}; see {@link
+   * TargetServerType#parse(String)}). Any other parameter is rejected, so that a misspelled
+   * security setting does not pass unnoticed.
    *
    * @param url the URL
    * @return the configuration
@@ -226,223 +347,50 @@ public final class PgConnectionConfig {
    *     field is invalid; the message never contains the password
    */
   public static PgConnectionConfig fromJdbcUrl(String url) {
-    if (url == null) {
-      throw invalid("url must not be null");
-    }
-    String rest;
-    String lower = url.toLowerCase(Locale.ROOT);
-    if (lower.startsWith("jdbc:postgresql://")) {
-      rest = url.substring("jdbc:postgresql://".length());
-    } else if (lower.startsWith("postgresql://")) {
-      rest = url.substring("postgresql://".length());
-    } else if (lower.startsWith("postgres://")) {
-      rest = url.substring("postgres://".length());
-    } else {
-      throw invalid(
-          "url must start with jdbc:postgresql://, postgresql:// or postgres://, was '"
-              + redactUrl(url)
-              + "'");
-    }
-    Builder b = builder();
-    String query = null;
-    int q = rest.indexOf('?');
-    if (q >= 0) {
-      query = rest.substring(q + 1);
-      rest = rest.substring(0, q);
-    }
-    int slash = rest.indexOf('/');
-    String authority = slash >= 0 ? rest.substring(0, slash) : rest;
-    String path = slash >= 0 ? rest.substring(slash + 1) : "";
-    int at = authority.lastIndexOf('@');
-    if (at >= 0) {
-      String userInfo = authority.substring(0, at);
-      authority = authority.substring(at + 1);
-      int colon = userInfo.indexOf(':');
-      if (colon >= 0) {
-        b.user(decode(userInfo.substring(0, colon), "user", url));
-        b.password(decode(userInfo.substring(colon + 1), "password", url));
-      } else {
-        b.user(decode(userInfo, "user", url));
-      }
-    }
-    if (authority.indexOf(',') >= 0) {
-      throw invalid("url must name exactly one host, was '" + redactUrl(url) + "'");
-    }
-    String hostPart;
-    String portPart = null;
-    if (authority.startsWith("[")) {
-      int close = authority.indexOf(']');
-      if (close < 0) {
-        throw invalid("url has an unterminated IPv6 address: '" + redactUrl(url) + "'");
-      }
-      hostPart = authority.substring(1, close);
-      String after = authority.substring(close + 1);
-      if (after.startsWith(":")) {
-        portPart = after.substring(1);
-      } else if (!after.isEmpty()) {
-        throw invalid("url has text after the IPv6 address: '" + redactUrl(url) + "'");
-      }
-    } else {
-      int colon = authority.lastIndexOf(':');
-      hostPart = colon >= 0 ? authority.substring(0, colon) : authority;
-      portPart = colon >= 0 ? authority.substring(colon + 1) : null;
-    }
-    b.host(hostPart.isEmpty() ? "localhost" : decode(hostPart, "host", url));
-    if (portPart != null && !portPart.isEmpty()) {
-      b.port(parseInt(portPart, "port", url));
-    }
-    b.database(decode(path, "database", url));
-    if (query != null && !query.isEmpty()) {
-      applyQuery(b, query, url);
-    }
-    return b.build();
+    return ConnectionUrl.parse(url).build();
   }
 
-  private static void applyQuery(Builder b, String query, String url) {
-    Map<String, String> params = new LinkedHashMap<>();
-    for (String pair : query.split("&", -1)) {
-      if (pair.isEmpty()) {
-        continue;
-      }
-      int eq = pair.indexOf('=');
-      String key = decode(eq >= 0 ? pair.substring(0, eq) : pair, "parameter name", url);
-      String value = eq >= 0 ? decode(pair.substring(eq + 1), key, url) : "";
-      params.put(key, value);
-    }
-    Boolean legacySsl = null;
-    boolean sslModeGiven = false;
-    for (Map.Entry<String, String> e : params.entrySet()) {
-      String value = e.getValue();
-      switch (e.getKey().toLowerCase(Locale.ROOT)) {
-        case "user" -> b.user(value);
-        case "password" -> b.password(value);
-        case "sslmode" -> {
-          b.sslMode(SslMode.parse(value));
-          sslModeGiven = true;
-        }
-        case "ssl" -> legacySsl = parseBoolean(value, "ssl", url);
-        case "sslrootcert" -> b.sslRootCert(Path.of(value));
-        case "sslcert" -> b.sslCert(Path.of(value));
-        case "sslkey" -> b.sslKey(Path.of(value));
-        case "connecttimeout", "connect_timeout" -> {
-          int seconds = parseInt(value, "connectTimeout", url);
-          b.connectTimeout(Duration.ofSeconds(seconds));
-        }
-        case "tcpkeepalive", "keepalives" -> b.tcpKeepAlive(parseBoolean(value, e.getKey(), url));
-        default ->
-            throw invalid(
-                "url parameter '"
-                    + e.getKey()
-                    + "' is not supported (supported: user, password, sslmode, ssl, sslrootcert,"
-                    + " sslcert, sslkey, connectTimeout, tcpKeepAlive)");
-      }
-    }
-    if (!sslModeGiven && legacySsl != null) {
-      b.sslMode(legacySsl ? SslMode.VERIFY_FULL : SslMode.DISABLE);
-    }
-  }
-
-  private static boolean parseBoolean(String value, String field, String url) {
-    return switch (value.toLowerCase(Locale.ROOT)) {
-      case "true", "1", "on", "yes" -> true;
-      case "false", "0", "off", "no" -> false;
-      default ->
-          throw invalid(
-              field
-                  + " must be true or false in url '"
-                  + redactUrl(url)
-                  + "', was '"
-                  + value
-                  + "'");
-    };
-  }
-
-  private static int parseInt(String value, String field, String url) {
-    try {
-      return Integer.parseInt(value);
-    } catch (NumberFormatException e) {
-      throw invalid(field + " must be a number in url '" + redactUrl(url) + "'");
-    }
-  }
-
-  // Parsed by hand: java.net.URI rejects legal PostgreSQL URLs (unescaped '@' or '#' in a
-  // password).
-  private static String decode(String text, String field, String url) {
-    // Percent-decoding only: '+' stays a plus sign, as libpq reads it (passwords often hold one).
-    if (text.indexOf('%') < 0) {
-      return text;
-    }
-    ByteArrayOutputStream out = new ByteArrayOutputStream(text.length());
-    int i = 0;
-    while (i < text.length()) {
-      int pct = text.indexOf('%', i);
-      int literalEnd = pct < 0 ? text.length() : pct;
-      out.writeBytes(text.substring(i, literalEnd).getBytes(StandardCharsets.UTF_8));
-      if (pct < 0) {
-        break;
-      }
-      if (pct + 2 >= text.length()) {
-        throw badEscape(field, url);
-      }
-      int hi = Character.digit(text.charAt(pct + 1), 16);
-      int lo = Character.digit(text.charAt(pct + 2), 16);
-      if (hi < 0 || lo < 0) {
-        throw badEscape(field, url);
-      }
-      out.write((hi << 4) | lo);
-      i = pct + 3;
-    }
-    return out.toString(StandardCharsets.UTF_8);
-  }
-
-  private static EtlException badEscape(String field, String url) {
-    return invalid(field + " has an invalid percent escape in url '" + redactUrl(url) + "'");
-  }
-
-  /**
-   * Returns the URL with the password replaced, for messages: both the {@code user:password@} form
-   * and the {@code password=} parameter.
-   */
+  /** Returns the URL with its passwords masked, for messages (see {@link Secrets}). */
   static String redactUrl(String url) {
-    String out = url.replaceAll("(?i)([?&]password=)[^&]*", "$1***");
-    int scheme = out.indexOf("://");
-    if (scheme >= 0) {
-      int start = scheme + 3;
-      int end = out.length();
-      for (int i = start; i < out.length(); i++) {
-        char c = out.charAt(i);
-        if (c == '/' || c == '?') {
-          end = i;
-          break;
-        }
-      }
-      int at = out.lastIndexOf('@', end - 1);
-      if (at >= start) {
-        int colon = out.indexOf(':', start);
-        if (colon >= 0 && colon < at) {
-          out = out.substring(0, colon + 1) + "***" + out.substring(at);
-        }
-      }
-    }
-    return out;
+    return Secrets.redactUrl(url);
   }
 
   /**
-   * Returns the host name or address.
+   * Returns the host name or address; the first one when several are given.
    *
    * @return the host
    */
   public String host() {
-    return host;
+    return hosts.get(0).host();
   }
 
   /**
-   * Returns the TCP port.
+   * Returns the TCP port of the first host.
    *
    * @return the port, 1 to 65535
    */
   public int port() {
-    return port;
+    return hosts.get(0).port();
+  }
+
+  /**
+   * Returns every host with its port, in the order connections try them: the first is {@link
+   * #host()} and {@link #port()}.
+   *
+   * @return one or more hosts, unmodifiable
+   */
+  public List<HostPort> hosts() {
+    return hosts;
+  }
+
+  /**
+   * Returns which kind of server a connection accepts: {@link TargetServerType#PRIMARY} whenever
+   * several hosts are given, else the one asked for ({@link TargetServerType#ANY} by default).
+   *
+   * @return the target server type
+   */
+  public TargetServerType targetServerType() {
+    return targetServerType;
   }
 
   /**
@@ -530,32 +478,43 @@ public final class PgConnectionConfig {
 
   /**
    * Returns a URL of this configuration without credentials, for messages: {@code
-   * postgresql://host:port/database}.
+   * postgresql://host:port/database}, every host listed: {@code
+   * postgresql://h1:5432,h2:5433/database}.
    *
    * @return the URL without user and password
    */
   public String describe() {
-    String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
-    return "postgresql://" + h + ":" + port + "/" + database;
+    return "postgresql://" + hostList() + "/" + database;
   }
 
   /**
-   * Returns a pgjdbc URL of this configuration, with the TLS and socket settings but without the
-   * user and password (give those as connection properties).
+   * Returns the hosts as a URL lists them: {@code h1:5432,[::1]:5433}.
    *
-   * @return a URL such as {@code jdbc:postgresql://host:5432/db?sslmode=verify-full&...}
+   * @return the comma-separated host list
+   */
+  private String hostList() {
+    return hosts.stream().map(HostPort::toString).collect(Collectors.joining(","));
+  }
+
+  /**
+   * Returns a pgjdbc URL of this configuration, with every host, the TLS and socket settings and
+   * the target server type, but without the user and password (give those as connection
+   * properties). Every connection opened with it, a state store's included, goes to a primary when
+   * several hosts are listed.
+   *
+   * @return a URL such as {@code jdbc:postgresql://h1:5432,h2:5432/db?sslmode=verify-full&...}
    */
   public String jdbcUrl() {
-    String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
     StringBuilder url =
         new StringBuilder("jdbc:postgresql://")
-            .append(h)
-            .append(':')
-            .append(port)
+            .append(hostList())
             .append('/')
             .append(
                 java.net.URLEncoder.encode(database, StandardCharsets.UTF_8).replace("+", "%20"));
     url.append("?sslmode=").append(sslMode.libpqName());
+    if (targetServerType != TargetServerType.ANY) {
+      url.append("&targetServerType=").append(targetServerType.pgjdbcName());
+    }
     appendPath(url, "sslrootcert", sslRootCert);
     appendPath(url, "sslcert", sslCert);
     appendPath(url, "sslkey", sslKey);
@@ -576,8 +535,8 @@ public final class PgConnectionConfig {
   @Override
   public boolean equals(Object o) {
     return o instanceof PgConnectionConfig c
-        && host.equals(c.host)
-        && port == c.port
+        && hosts.equals(c.hosts)
+        && targetServerType == c.targetServerType
         && database.equals(c.database)
         && user.equals(c.user)
         && Objects.equals(password, c.password)
@@ -592,8 +551,8 @@ public final class PgConnectionConfig {
   @Override
   public int hashCode() {
     return Objects.hash(
-        host,
-        port,
+        hosts,
+        targetServerType,
         database,
         user,
         password,
@@ -612,16 +571,16 @@ public final class PgConnectionConfig {
    */
   @Override
   public String toString() {
-    return "PgConnectionConfig[host="
-        + host
-        + ", port="
-        + port
+    return "PgConnectionConfig[hosts="
+        + hostList()
+        + ", targetServerType="
+        + targetServerType.pgjdbcName()
         + ", database="
         + database
         + ", user="
         + user
         + ", password="
-        + (password == null ? "<unset>" : "<redacted>")
+        + Secrets.show(password)
         + ", sslMode="
         + sslMode.libpqName()
         + ", sslRootCert="
@@ -644,6 +603,8 @@ public final class PgConnectionConfig {
   public static final class Builder {
     private String host;
     private int port = DEFAULT_PORT;
+    private final List<HostPort> additionalHosts = new ArrayList<>();
+    private TargetServerType targetServerType;
     private String database;
     private String user;
     private String password;
@@ -657,7 +618,7 @@ public final class PgConnectionConfig {
     private Builder() {}
 
     /**
-     * Sets the host name or address (required).
+     * Sets the host name or address (required): the first host tried when several are given.
      *
      * @param host the host
      * @return this builder
@@ -675,6 +636,46 @@ public final class PgConnectionConfig {
      */
     public Builder port(int port) {
       this.port = port;
+      return this;
+    }
+
+    /**
+     * Adds a host to try after {@link #host(String)} and the hosts added before: a physical standby
+     * that may be promoted. With several hosts, connections go to the first primary of the list
+     * ({@link TargetServerType#PRIMARY}).
+     *
+     * @param host the host name or address
+     * @param port its port, 1 to 65535
+     * @return this builder
+     */
+    public Builder addHost(String host, int port) {
+      additionalHosts.add(new HostPort(host, port));
+      return this;
+    }
+
+    /**
+     * Replaces the hosts tried after the first one ({@link #addHost(String, int)}); an empty list
+     * leaves only {@link #host(String)}.
+     *
+     * @param hosts the further hosts, in order
+     * @return this builder
+     */
+    public Builder additionalHosts(List<HostPort> hosts) {
+      additionalHosts.clear();
+      additionalHosts.addAll(Objects.requireNonNull(hosts, "hosts"));
+      return this;
+    }
+
+    /**
+     * Sets which kind of server a connection accepts (default: {@link TargetServerType#PRIMARY}
+     * with several hosts, {@link TargetServerType#ANY} with one; several hosts need {@code
+     * PRIMARY}). Null restores the default.
+     *
+     * @param targetServerType the type, or null
+     * @return this builder
+     */
+    public Builder targetServerType(TargetServerType targetServerType) {
+      this.targetServerType = targetServerType;
       return this;
     }
 

@@ -87,12 +87,13 @@ public final class Pipeline implements AutoCloseable {
   }
 
   /**
-   * Starts the pipeline: connects, checks the publication, prepares the table states, calls the
-   * destination's {@code startup}, and starts the workers. Returns once the workers run.
+   * Starts the pipeline: connects, runs the {@link Preflight} checks, prepares the table states,
+   * calls the destination's {@code startup}, and starts the workers. Returns once the workers run.
+   * A failed preflight check leaves nothing behind: no slot, no state row.
    *
-   * @throws EtlException when the source cannot be reached (wrong password, no server), the
-   *     publication is missing, the store fails, the destination fails to start, or the pipeline
-   *     was already started
+   * @throws EtlException when the source cannot be reached (wrong password, no server), a preflight
+   *     check fails (the first failure, the others suppressed in it), the store fails, the
+   *     destination fails to start, or the pipeline was already started
    */
   public void start() {
     engine.start();

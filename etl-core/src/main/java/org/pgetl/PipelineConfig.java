@@ -52,6 +52,9 @@ import org.pgetl.error.EtlException;
  * @param takeoverDelay how long an instance that took the lease from one that did not release it
  *     waits before its first slot, state or destination action; longer than two check intervals, so
  *     that the instance that lost the lease has stopped by then
+ * @param failoverSlots create the apply slot as a failover slot (PostgreSQL 17+), which a physical
+ *     standby with {@code sync_replication_slots = on} keeps, so that the pipeline resumes from it
+ *     after the standby's promotion; {@code start()} fails on an older server
  */
 public record PipelineConfig(
     String pipelineId,
@@ -76,7 +79,8 @@ public record PipelineConfig(
     Duration publicationRefreshInterval,
     InstanceMode instanceMode,
     Duration leaseCheckInterval,
-    Duration takeoverDelay) {
+    Duration takeoverDelay,
+    boolean failoverSlots) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -236,6 +240,7 @@ public record PipelineConfig(
     b.instanceMode = instanceMode;
     b.leaseCheckInterval = leaseCheckInterval;
     b.takeoverDelay = takeoverDelay;
+    b.failoverSlots = failoverSlots;
     return b;
   }
 
@@ -285,7 +290,7 @@ public record PipelineConfig(
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
             + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s,"
             + " publicationRefreshInterval=%s, instanceMode=%s, leaseCheckInterval=%s,"
-            + " takeoverDelay=%s]",
+            + " takeoverDelay=%s, failoverSlots=%s]",
         pipelineId,
         publication,
         source,
@@ -308,7 +313,8 @@ public record PipelineConfig(
         publicationRefreshInterval,
         instanceMode,
         leaseCheckInterval,
-        takeoverDelay);
+        takeoverDelay,
+        failoverSlots);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -336,6 +342,7 @@ public record PipelineConfig(
     private InstanceMode instanceMode = InstanceMode.STANDBY;
     private Duration leaseCheckInterval = DEFAULT_LEASE_CHECK_INTERVAL;
     private Duration takeoverDelay = DEFAULT_TAKEOVER_DELAY;
+    private boolean failoverSlots;
 
     private Builder() {}
 
@@ -594,6 +601,20 @@ public record PipelineConfig(
     }
 
     /**
+     * Creates the apply slot as a failover slot (default false; PostgreSQL 17+), so that a physical
+     * standby that synchronises slots keeps it and the pipeline resumes from it after a promotion.
+     * An existing apply slot is changed to match at the next start. On a server before 17, {@code
+     * start()} fails with {@code CONFIG_ERROR}.
+     *
+     * @param value whether the apply slot is a failover slot
+     * @return this builder
+     */
+    public Builder failoverSlots(boolean value) {
+      this.failoverSlots = value;
+      return this;
+    }
+
+    /**
      * Validates and builds the configuration.
      *
      * @return the configuration
@@ -623,7 +644,8 @@ public record PipelineConfig(
           publicationRefreshInterval,
           instanceMode,
           leaseCheckInterval,
-          takeoverDelay);
+          takeoverDelay,
+          failoverSlots);
     }
   }
 }

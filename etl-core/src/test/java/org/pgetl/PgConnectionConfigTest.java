@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.pgetl.PgConnectionConfig.HostPort;
 import org.pgetl.PgConnectionConfig.SslMode;
+import org.pgetl.PgConnectionConfig.TargetServerType;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -76,8 +79,8 @@ class PgConnectionConfigTest {
   @Test
   void passwordNeverInToStringOrValidationMessages() {
     PgConnectionConfig c = valid().build();
-    assertThat(c.toString()).doesNotContain("s3cr3t-Pa55").contains("password=<redacted>");
-    assertThat(valid().password(null).build().toString()).contains("password=<unset>");
+    assertThat(c.toString()).doesNotContain("s3cr3t-Pa55").contains("password=***");
+    assertThat(valid().password(null).build().toString()).contains("password=null");
     assertThatThrownBy(() -> valid().port(-5).build())
         .satisfies(e -> assertThat(e.getMessage()).doesNotContain("s3cr3t-Pa55"));
     assertThat(c.describe()).isEqualTo("postgresql://db.example.com:5432/app");
@@ -149,8 +152,8 @@ class PgConnectionConfigTest {
     assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("mysql://u:hunter22@h/d"))
         .hasMessageContaining("url must start with")
         .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter22"));
-    assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://h1,h2/d?user=u"))
-        .hasMessageContaining("exactly one host");
+    assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://h1,,h2/d?user=u"))
+        .hasMessageContaining("url has an empty entry in its host list");
     assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://h/?user=u"))
         .hasMessageContaining("source.database must not be empty");
     assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://h/d?user=u&sslmode=on"))
@@ -171,5 +174,125 @@ class PgConnectionConfigTest {
   void redactsBothPasswordForms() {
     assertThat(PgConnectionConfig.redactUrl("postgresql://u:pw@h/d?password=x&user=u"))
         .isEqualTo("postgresql://u:***@h/d?password=***&user=u");
+  }
+
+  @Test
+  void oneHostAcceptsAnyServerAndKeepsItsUrlsAsBefore() {
+    PgConnectionConfig c = valid().build();
+    assertThat(c.hosts()).containsExactly(new HostPort("db.example.com", 5432));
+    assertThat(c.targetServerType()).isEqualTo(TargetServerType.ANY);
+    assertThat(c.jdbcUrl())
+        .isEqualTo(
+            "jdbc:postgresql://db.example.com:5432/app?sslmode=prefer&connectTimeout=10"
+                + "&tcpKeepAlive=true");
+  }
+
+  @Test
+  void severalHostsGoToThePrimaryAndEveryDescriptionListsThem() {
+    PgConnectionConfig c = valid().port(5433).addHost("standby.example.com", 5434).build();
+    assertThat(c.hosts())
+        .containsExactly(
+            new HostPort("db.example.com", 5433), new HostPort("standby.example.com", 5434));
+    assertThat(c.host()).isEqualTo("db.example.com");
+    assertThat(c.port()).isEqualTo(5433);
+    assertThat(c.targetServerType()).isEqualTo(TargetServerType.PRIMARY);
+    assertThat(c.describe())
+        .isEqualTo("postgresql://db.example.com:5433,standby.example.com:5434/app");
+    assertThat(c.jdbcUrl())
+        .startsWith(
+            "jdbc:postgresql://db.example.com:5433,standby.example.com:5434/app?sslmode=prefer"
+                + "&targetServerType=primary&");
+    assertThat(c.toString())
+        .contains("hosts=db.example.com:5433,standby.example.com:5434")
+        .contains("targetServerType=primary")
+        .doesNotContain("s3cr3t-Pa55");
+    assertThat(c.describe() + c.jdbcUrl()).doesNotContain("s3cr3t-Pa55").doesNotContain("etl");
+  }
+
+  @Test
+  void severalHostsRefuseAStandbyTarget() {
+    assertThatThrownBy(
+            () -> valid().addHost("h2", 5432).targetServerType(TargetServerType.ANY).build())
+        .isInstanceOf(EtlException.class)
+        .satisfies(e -> assertThat(((EtlException) e).kind()).isEqualTo(ErrorKind.CONFIG_ERROR))
+        .hasMessageContaining(
+            "source.targetServerType must be primary when several hosts are given")
+        .hasMessageContaining("was any");
+    PgConnectionConfig one = valid().targetServerType(TargetServerType.PRIMARY).build();
+    assertThat(one.targetServerType()).isEqualTo(TargetServerType.PRIMARY);
+    assertThat(one.jdbcUrl()).contains("&targetServerType=primary&");
+  }
+
+  @Test
+  void furtherHostsAreValidatedByTheirPlaceInTheList() {
+    assertThatThrownBy(() -> valid().addHost("h2", 5432).addHost("h3", 0).build())
+        .hasMessageContaining("source.hosts[2].port must be in 1..65535, was 0");
+    assertThatThrownBy(() -> valid().addHost(" ", 5432).build())
+        .hasMessageContaining("source.hosts[1].host must not be empty");
+    assertThatThrownBy(() -> valid().addHost("a b", 5432).build())
+        .hasMessageContaining("source.hosts[1].host must be one host name");
+    assertThatThrownBy(() -> valid().addHost("DB.example.com", 5432).build())
+        .hasMessageContaining("source.hosts must not list DB.example.com:5432 twice");
+    assertThat(valid().addHost("db.example.com", 5433).build().hosts()).hasSize(2);
+  }
+
+  @Test
+  void toBuilderKeepsTheHostListAndTheDefaultTarget() {
+    PgConnectionConfig c = valid().addHost("h2", 6000).addHost("::1", 6001).build();
+    assertThat(c.toBuilder().build()).isEqualTo(c).hasSameHashCodeAs(c);
+    PgConnectionConfig single = c.toBuilder().additionalHosts(List.of()).build();
+    assertThat(single.hosts()).hasSize(1);
+    assertThat(single.targetServerType()).isEqualTo(TargetServerType.ANY);
+    assertThat(single).isNotEqualTo(c);
+    PgConnectionConfig grown = valid().build().toBuilder().addHost("h2", 5432).build();
+    assertThat(grown.targetServerType()).isEqualTo(TargetServerType.PRIMARY);
+  }
+
+  @Test
+  void parsesPgjdbcMultiHostUrl() {
+    PgConnectionConfig c =
+        PgConnectionConfig.fromJdbcUrl(
+            "jdbc:postgresql://h1:5432,h2:5433/orders?user=etl&password=pw&targetServerType=primary");
+    assertThat(c.hosts()).containsExactly(new HostPort("h1", 5432), new HostPort("h2", 5433));
+    assertThat(c.database()).isEqualTo("orders");
+    assertThat(c.targetServerType()).isEqualTo(TargetServerType.PRIMARY);
+    assertThat(PgConnectionConfig.fromJdbcUrl(c.jdbcUrl() + "&user=etl"))
+        .isEqualTo(c.toBuilder().password(null).build());
+  }
+
+  @Test
+  void parsesLibpqMultiHostUrlWithDefaultPortsAndIpv6() {
+    PgConnectionConfig c =
+        PgConnectionConfig.fromJdbcUrl(
+            "postgresql://etl:p%40ss@h1,[::1]:5433,h3:7/db?target_session_attrs=read-write");
+    assertThat(c.hosts())
+        .containsExactly(
+            new HostPort("h1", 5432), new HostPort("::1", 5433), new HostPort("h3", 7));
+    assertThat(c.user()).isEqualTo("etl");
+    assertThat(c.password()).isEqualTo("p@ss");
+    assertThat(c.describe()).isEqualTo("postgresql://h1:5432,[::1]:5433,h3:7/db");
+    assertThat(c.targetServerType()).isEqualTo(TargetServerType.PRIMARY);
+  }
+
+  @Test
+  void multiHostUrlErrorsNameTheEntryAndHideThePassword() {
+    assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://u:hunter22@h1,h2:x/d"))
+        .hasMessageContaining("hosts[1].port must be a number")
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter22"));
+    assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://u:hunter22@h1,/d"))
+        .hasMessageContaining("empty entry in its host list")
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter22"));
+    assertThatThrownBy(() -> PgConnectionConfig.fromJdbcUrl("postgresql://h1,h2:99999/d?user=u"))
+        .hasMessageContaining("source.hosts[1].port must be in 1..65535, was 99999");
+    assertThatThrownBy(
+            () ->
+                PgConnectionConfig.fromJdbcUrl("postgresql://h1,h2/d?user=u&targetServerType=any"))
+        .hasMessageContaining("source.targetServerType must be primary");
+    assertThatThrownBy(
+            () ->
+                PgConnectionConfig.fromJdbcUrl(
+                    "postgresql://h1,h2/d?user=u&targetServerType=secondary"))
+        .hasMessageContaining("source.targetServerType must be any or primary")
+        .hasMessageContaining("was 'secondary'");
   }
 }

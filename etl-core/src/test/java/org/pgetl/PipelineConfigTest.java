@@ -41,6 +41,15 @@ class PipelineConfigTest {
   }
 
   @Test
+  void failoverSlotsAreOptInAndSurviveToBuilder() {
+    assertThat(valid().build().failoverSlots()).isFalse();
+    PipelineConfig c = valid().failoverSlots(true).build();
+    assertThat(c.failoverSlots()).isTrue();
+    assertThat(c.toBuilder().build()).isEqualTo(c);
+    assertThat(c.toString()).contains("failoverSlots=true");
+  }
+
+  @Test
   void theSourcePasswordNeverAppearsInToString() {
     PipelineConfig c = valid().build();
     assertThat(c.toString()).doesNotContain("s3cret").contains("db.example");

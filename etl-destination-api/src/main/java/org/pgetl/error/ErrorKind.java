@@ -32,6 +32,8 @@ public enum ErrorKind {
   SOURCE_CONFIGURATION_LIMIT_EXCEEDED(Group.SOURCE),
   /** A serialization failure or a deadlock on the source (SQLSTATE 40001, 40P01). */
   SOURCE_TRANSACTION_CONFLICT(Group.SOURCE),
+  /** The source's {@code wal_level} is not {@code logical}: no logical replication is possible. */
+  SOURCE_WAL_LEVEL_NOT_LOGICAL(Group.SOURCE),
   /** Any other source failure. */
   SOURCE_ERROR(Group.SOURCE),
 
@@ -180,22 +182,29 @@ public enum ErrorKind {
                   + " publication, then retry the table (pgetl tables retry)");
       case SOURCE_REPLICA_IDENTITY_ERROR ->
           manual(
-              "give the table a primary key or set REPLICA IDENTITY (FULL or USING INDEX), then roll"
-                  + " the table back");
+              "give the table a primary key or set REPLICA IDENTITY (FULL or USING INDEX), then"
+                  + " start the pipeline again, or retry a table that failed for it (pgetl tables"
+                  + " retry)");
       case SOURCE_SNAPSHOT_TOO_OLD ->
           manual(
               "the copy snapshot expired: raise old_snapshot_threshold or copy with fewer tables at"
                   + " once, then retry the table (pgetl tables retry)");
       case SOURCE_CONFIGURATION_LIMIT_EXCEEDED ->
           timed(
-              "the source has no free replication slot, WAL sender or connection: the pipeline"
-                  + " retries until one is free; raise max_replication_slots / max_wal_senders /"
-                  + " max_connections on the source, or lower maxTableSyncWorkers");
+              "the source has no free replication slot, WAL sender or connection: raise"
+                  + " max_replication_slots / max_wal_senders / max_connections on the source, or"
+                  + " lower maxTableSyncWorkers (a running pipeline retries until one is free; a"
+                  + " start fails at once)");
       case SOURCE_TRANSACTION_CONFLICT ->
           timed(
               "a statement lost a serialization or deadlock conflict on the source; the pipeline"
                   + " retries"
                   + BOUNDED_RETRIES);
+      case SOURCE_WAL_LEVEL_NOT_LOGICAL ->
+          manual(
+              "set wal_level = logical on the source (ALTER SYSTEM SET wal_level = logical, or the"
+                  + " parameter group of a managed server) and restart the server, then start the"
+                  + " pipeline again");
       case SOURCE_ERROR ->
           manual(
               "read the detail for the source error, fix it, then retry the table (pgetl tables retry)");
@@ -276,8 +285,9 @@ public enum ErrorKind {
           manual("check the destination credentials, then restart");
       case PERMISSION_DENIED ->
           manual(
-              "grant the privilege named in the detail (see docs/operations.md for the minimal"
-                  + " grants), then retry the table (pgetl tables retry)");
+              "grant the privilege named in the message (see docs/operations.md for the minimal"
+                  + " grants), then start the pipeline again, or retry a table that failed for it"
+                  + " (pgetl tables retry)");
       case TLS_ERROR -> manual("check sslmode, the root certificate and the server certificate");
     };
   }

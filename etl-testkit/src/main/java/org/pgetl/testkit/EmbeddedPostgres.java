@@ -348,10 +348,15 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
 
   private void startServer(Map<String, String> settings, Duration startupTimeout)
       throws IOException {
-    long started = System.nanoTime();
     checkUserCanRun();
     initdb();
     writeConfiguration(settings);
+    launch(startupTimeout);
+  }
+
+  /** Starts the postmaster of the prepared data folder on a free port and checks a connection. */
+  private void launch(Duration startupTimeout) {
+    long started = System.nanoTime();
     Path logFile = instanceDir.resolve("postgres.log");
     Commands.Result r = null;
     for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
@@ -555,15 +560,359 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
     }
   }
 
-  private static int freePort() throws IOException {
+  private static int freePort() {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new TestkitException("cannot find a free TCP port on " + HOST + ": " + e, e);
     }
   }
 
   private Commands.Result run(List<String> command, Duration timeout) {
     return Commands.run(user.wrap(command), Binaries.cacheRoot(), timeout);
+  }
+
+  /** Creates the folder of a new server, owned by this JVM (see {@link Instances}). */
+  private static Path newInstanceDir(PostgresVersion v, Path bin, ServerUser user) {
+    try {
+      Path root = Instances.dataRoot();
+      Binaries.ensureSharedFolder(root);
+      Path instanceDir =
+          Files.createTempDirectory(
+              root,
+              Instances.PREFIX + v.major() + "-",
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      Instances.Owner.current(bin, user.name()).write(instanceDir.resolve(Instances.OWNER_FILE));
+      user.own(instanceDir);
+      return instanceDir;
+    } catch (IOException e) {
+      throw new TestkitException(
+          "cannot create a data folder under "
+              + Instances.dataRoot()
+              + ": "
+              + e
+              + ". It must be writable; point -Djava.io.tmpdir at a writable folder that every"
+              + " user can traverse.",
+          e);
+    }
+  }
+
+  // ---------------------------------------------------------------- standbys
+
+  /**
+   * Returns a builder for a physical standby of this server: a second embedded server that replays
+   * this one's WAL (streaming replication through a physical slot) and can be promoted.
+   *
+   * <pre>{@code
+   * try (EmbeddedPostgres primary = EmbeddedPostgres.builder().version(17).start();
+   *     EmbeddedPostgres standby = primary.standby().slotSync(true).start()) {
+   *   ...
+   *   primary.stop();
+   *   standby.promote();
+   * }
+   * }</pre>
+   *
+   * @return a builder; {@link StandbyBuilder#start()} stops this server for a moment
+   */
+  public StandbyBuilder standby() {
+    return new StandbyBuilder(this);
+  }
+
+  /**
+   * Promotes this server, a standby made by {@link #standby()}, to a primary ({@code pg_ctl
+   * promote}) and returns once it accepts writes.
+   *
+   * @throws TestkitException when the server is no standby or the promotion fails
+   */
+  public void promote() {
+    if (closed.get()) {
+      throw new TestkitException("the server was closed; it cannot be promoted");
+    }
+    Commands.Result r =
+        run(
+            List.of(
+                bin.resolve("pg_ctl").toString(),
+                "promote",
+                "-D",
+                dataDir.toString(),
+                "-w",
+                "-t",
+                Long.toString(DEFAULT_STARTUP_TIMEOUT.toSeconds())),
+            DEFAULT_STARTUP_TIMEOUT.plusSeconds(30));
+    if (!r.ok()) {
+      throw new TestkitException(
+          "pg_ctl could not promote the server on port "
+              + port
+              + ":\n"
+              + r.describe()
+              + "\nserver log:\n"
+              + readLog(instanceDir.resolve("postgres.log")));
+    }
+    log.info("promoted postgresql {} on {}:{} to a primary", serverVersion, HOST, port);
+  }
+
+  /**
+   * Tells whether the server is a standby replaying WAL ({@code pg_is_in_recovery()}).
+   *
+   * @return true for a standby that was not promoted
+   * @throws TestkitException when the server cannot be asked
+   */
+  public boolean isInRecovery() {
+    try (Connection c = connect("postgres");
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT pg_is_in_recovery()")) {
+      rs.next();
+      return rs.getBoolean(1);
+    } catch (SQLException e) {
+      throw new TestkitException("cannot ask the server on port " + port + " about recovery", e);
+    }
+  }
+
+  /** Copies a stopped server's data folder, without its slots and its postmaster files. */
+  private static void copyDataFolder(Path from, Path to, ServerUser user) throws IOException {
+    Path slots = from.resolve("pg_replslot");
+    try (java.util.stream.Stream<Path> paths = Files.walk(from)) {
+      for (Path source : (Iterable<Path>) paths::iterator) {
+        Path rel = from.relativize(source);
+        String name = rel.toString();
+        if (name.equals("postmaster.pid")
+            || name.equals("postmaster.opts")
+            || (source.startsWith(slots) && !source.equals(slots))) {
+          continue;
+        }
+        Path target = to.resolve(rel);
+        if (Files.isDirectory(source, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          Files.createDirectory(target);
+          Files.setPosixFilePermissions(target, Files.getPosixFilePermissions(source));
+        } else {
+          Files.copy(
+              source,
+              target,
+              java.nio.file.StandardCopyOption.COPY_ATTRIBUTES,
+              java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        }
+        user.own(target);
+      }
+    }
+  }
+
+  /** Quotes a value of a libpq connection string. */
+  static String conninfoValue(String value) {
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'";
+  }
+
+  private void awaitStreaming(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long parkNanos = TimeUnit.MILLISECONDS.toNanos(10);
+    String last = "no answer";
+    while (System.nanoTime() < deadline) {
+      try (Connection c = connect("postgres");
+          Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT status FROM pg_stat_wal_receiver")) {
+        last = rs.next() ? rs.getString(1) : "no WAL receiver";
+        if ("streaming".equals(last)) {
+          return;
+        }
+      } catch (SQLException e) {
+        last = e.getMessage();
+      }
+      // There is no notification to wait on: look again after a short, growing pause.
+      java.util.concurrent.locks.LockSupport.parkNanos(parkNanos);
+      parkNanos = Math.min(parkNanos * 2, TimeUnit.MILLISECONDS.toNanos(200));
+    }
+    throw new TestkitException(
+        "the standby on port "
+            + port
+            + " does not stream from its primary after "
+            + timeout
+            + " (last status: "
+            + last
+            + ")\nserver log:\n"
+            + readLog(instanceDir.resolve("postgres.log")));
+  }
+
+  /**
+   * Builds a physical standby of a running {@link EmbeddedPostgres} (see {@link
+   * EmbeddedPostgres#standby()}).
+   *
+   * <p>The binaries have no {@code pg_basebackup}, so the standby starts from a cold copy: {@link
+   * #start()} creates the physical slot on the primary, stops the primary (fast shutdown), copies
+   * its data folder without its replication slots, starts the primary again on its port, then
+   * starts the standby ({@code standby.signal}, {@code primary_conninfo}, {@code
+   * primary_slot_name}) on a free port and waits until it streams. Connections to the primary are
+   * closed by that stop.
+   *
+   * <p>With {@link #slotSync(boolean)} (PostgreSQL 17+) the standby also synchronises the primary's
+   * failover slots: {@code sync_replication_slots = on}, {@code hot_standby_feedback = on}, a
+   * database in {@code primary_conninfo}, and {@code synchronized_standby_slots} set on the primary
+   * to the standby's slot, so that no logical client gets a change before the standby has it. The
+   * primary's logical replication then waits for the standby: close the primary first, or reset
+   * that setting, when the standby goes away before it.
+   */
+  public static final class StandbyBuilder {
+    private final EmbeddedPostgres primary;
+    private String slotName = "pgetl_standby";
+    private boolean slotSync;
+    private final Map<String, String> settings = new LinkedHashMap<>();
+
+    private StandbyBuilder(EmbeddedPostgres primary) {
+      this.primary = primary;
+    }
+
+    /**
+     * Names the physical slot on the primary that the standby streams through (default {@code
+     * pgetl_standby}); it is created when missing.
+     *
+     * @param slotName a slot name: lower-case letters, digits and underscores
+     * @return this builder
+     */
+    public StandbyBuilder slotName(String slotName) {
+      Objects.requireNonNull(slotName, "slotName");
+      if (!slotName.matches("[a-z0-9_]{1,63}")) {
+        throw new IllegalArgumentException(
+            "slotName must be 1-63 characters of [a-z0-9_], was '" + slotName + "'");
+      }
+      this.slotName = slotName;
+      return this;
+    }
+
+    /**
+     * Makes the standby keep copies of the primary's failover slots (PostgreSQL 17+), with the
+     * settings that needs on both servers (default off).
+     *
+     * @param slotSync whether slots are synchronised
+     * @return this builder
+     */
+    public StandbyBuilder slotSync(boolean slotSync) {
+      this.slotSync = slotSync;
+      return this;
+    }
+
+    /**
+     * Adds a setting of the standby, written to its {@code postgresql.conf} after the primary's.
+     *
+     * @param name the setting
+     * @param value its value
+     * @return this builder
+     */
+    public StandbyBuilder setting(String name, String value) {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(value, "value");
+      String key = name.toLowerCase(Locale.ROOT);
+      if (!SETTING_NAME.matcher(key).matches()) {
+        throw new IllegalArgumentException("not a PostgreSQL setting name: '" + name + "'");
+      }
+      if (value.indexOf('\n') >= 0 || value.indexOf('\r') >= 0) {
+        throw new IllegalArgumentException("setting " + name + " must be on one line");
+      }
+      settings.put(key, value);
+      return this;
+    }
+
+    /**
+     * Creates the standby and returns once it streams from the primary.
+     *
+     * @return the running standby, an {@link EmbeddedPostgres} of its own: close it to stop it and
+     *     delete its data
+     * @throws TestkitException when the primary is not running, slot synchronisation is asked of a
+     *     server before 17, or the standby does not start
+     */
+    public EmbeddedPostgres start() {
+      EmbeddedPostgres p = primary;
+      if (!p.isRunning()) {
+        throw new TestkitException("the primary must run to get a standby: " + p);
+      }
+      if (slotSync && p.serverVersionNum < 170000) {
+        throw new TestkitException(
+            "slot synchronisation needs PostgreSQL 17 or later; the primary runs "
+                + p.serverVersion);
+      }
+      try (Connection c = p.connect("postgres");
+          java.sql.PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT pg_create_physical_replication_slot(?, true) WHERE NOT EXISTS"
+                      + " (SELECT 1 FROM pg_replication_slots WHERE slot_name = ?)")) {
+        ps.setString(1, slotName);
+        ps.setString(2, slotName);
+        ps.execute();
+      } catch (SQLException e) {
+        throw new TestkitException("cannot create the physical slot " + slotName, e);
+      }
+      Path instanceDir = newInstanceDir(p.version, p.bin, p.user);
+      EmbeddedPostgres standby =
+          new EmbeddedPostgres(p.version, p.bin, p.user, instanceDir, p.superuser, p.password);
+      Instances.register(standby);
+      try {
+        p.stopServer();
+        try {
+          copyDataFolder(p.dataDir, standby.dataDir, p.user);
+        } finally {
+          p.restart();
+        }
+        Path signal = standby.dataDir.resolve("standby.signal");
+        Files.createFile(signal);
+        p.user.own(signal);
+        Map<String, String> all = new LinkedHashMap<>();
+        all.put("unix_socket_directories", standby.dataDir.toString());
+        all.put(
+            "primary_conninfo",
+            "host="
+                + HOST
+                + " port="
+                + p.port
+                + " user="
+                + conninfoValue(p.superuser)
+                + " password="
+                + conninfoValue(p.password)
+                + " application_name="
+                + slotName
+                + (slotSync ? " dbname=postgres" : ""));
+        all.put("primary_slot_name", slotName);
+        all.put("hot_standby", "on");
+        if (slotSync) {
+          all.put("hot_standby_feedback", "on");
+          all.put("sync_replication_slots", "on");
+        }
+        all.putAll(settings);
+        StringBuilder conf =
+            new StringBuilder("\n# standby settings written by the pgetl testkit\n");
+        all.forEach((k, v) -> conf.append(configLine(k, v)).append('\n'));
+        Files.writeString(
+            standby.dataDir.resolve("postgresql.conf"),
+            conf.toString(),
+            StandardCharsets.UTF_8,
+            StandardOpenOption.APPEND);
+        standby.launch(DEFAULT_STARTUP_TIMEOUT);
+        standby.awaitStreaming(DEFAULT_STARTUP_TIMEOUT);
+        if (slotSync) {
+          try (Connection c = p.connect("postgres");
+              Statement st = c.createStatement()) {
+            st.execute("ALTER SYSTEM SET synchronized_standby_slots = '" + slotName + "'");
+            st.execute("SELECT pg_reload_conf()");
+          }
+        }
+        log.info(
+            "started a standby of {}:{} on {}:{} (slot {}{})",
+            HOST,
+            p.port,
+            HOST,
+            standby.port,
+            slotName,
+            slotSync ? ", slot sync" : "");
+        return standby;
+      } catch (IOException | SQLException | RuntimeException e) {
+        try {
+          standby.close();
+        } catch (RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        if (e instanceof TestkitException te) {
+          throw te;
+        }
+        throw new TestkitException("cannot start a standby of " + p + ": " + e, e);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- stopping
@@ -751,28 +1100,7 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
       Instances.sweepOnce();
       Path install = Binaries.install(v);
       ServerUser user = ServerUser.resolve(osUser);
-      Path instanceDir;
-      try {
-        Path root = Instances.dataRoot();
-        Binaries.ensureSharedFolder(root);
-        instanceDir =
-            Files.createTempDirectory(
-                root,
-                Instances.PREFIX + v.major() + "-",
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        Instances.Owner.current(install.resolve("bin"), user.name())
-            .write(instanceDir.resolve(Instances.OWNER_FILE));
-        user.own(instanceDir);
-      } catch (IOException e) {
-        throw new TestkitException(
-            "cannot create a data folder under "
-                + Instances.dataRoot()
-                + ": "
-                + e
-                + ". It must be writable; point -Djava.io.tmpdir at a writable folder that every"
-                + " user can traverse.",
-            e);
-      }
+      Path instanceDir = newInstanceDir(v, install.resolve("bin"), user);
       EmbeddedPostgres pg =
           new EmbeddedPostgres(v, install.resolve("bin"), user, instanceDir, superuser, password);
       Instances.register(pg);

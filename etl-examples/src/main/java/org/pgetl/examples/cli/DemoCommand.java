@@ -439,7 +439,7 @@ final class DemoCommand implements Callable<Integer> {
     String lifecycle =
         status.lifecycle() == org.pgetl.lifecycle.LifecycleState.ACTIVE
             ? ""
-            : "  lifecycle " + status.lifecycle().dbValue();
+            : "  lifecycle " + ProgressView.lifecycle(status.lifecycle());
     return String.format(
         java.util.Locale.ROOT,
         "  live  events %s (%s/s)  lag %s  workload %s tx  tables %d/%d ready%s%s  %s left",

@@ -1,6 +1,7 @@
 package org.pgetl.examples.cli;
 
 import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.testkit.TestkitException;
 
 /**
@@ -33,7 +34,8 @@ final class ErrorReport {
   }
 
   /**
-   * Returns the one-line report of a pipeline failure: kind, description, detail and hint.
+   * Returns the one-line report of a failure that ends the command: kind, description, detail and
+   * what to do ({@link #exitHint}).
    *
    * @param e the failure
    * @return {@code error: KIND: description (detail). hint: ...}
@@ -44,7 +46,7 @@ final class ErrorReport {
     if (e.detail() != null && !e.detail().isBlank()) {
       sb.append(" (").append(singleLine(e.detail())).append(')');
     }
-    String hint = e.hint();
+    String hint = exitHint(e);
     if (hint != null && !hint.isBlank()) {
       sb.append(". hint: ").append(singleLine(hint));
     }
@@ -53,6 +55,52 @@ final class ErrorReport {
       sb.append(" [+").append(others).append(" more, see --verbose]");
     }
     return sb.toString();
+  }
+
+  /**
+   * Returns what to do about a failure that ends the command. The library's hint says what a
+   * running pipeline does about its kind ("the pipeline reconnects by itself", "then roll the table
+   * back"); when the failure reaches the command line, the process exits instead, so the kinds that
+   * a pipeline retries, and those whose hint names a library operation, say to run the command
+   * again.
+   *
+   * @param e the failure
+   * @return the hint
+   */
+  static String exitHint(EtlException e) {
+    return switch (e.kind()) {
+      case SOURCE_CONNECTION_FAILED ->
+          "check that the source server is reachable (host, port, network), then run the command"
+              + " again";
+      case SOURCE_DATABASE_SHUTDOWN ->
+          "the source server is shutting down or restarting: run the command again once it accepts"
+              + " connections";
+      case SOURCE_DATABASE_IN_RECOVERY ->
+          "the source server is in recovery: run the command again once it accepts connections";
+      case SOURCE_LOCK_TIMEOUT -> "a lock on the source was busy: run the command again";
+      case SOURCE_OPERATION_CANCELED ->
+          "a statement was cancelled on the source: run the command again";
+      case DESTINATION_CONNECTION_FAILED ->
+          "check that the destination is reachable, then run the command again";
+      case DESTINATION_TIMEOUT -> "the destination was too slow: run the command again";
+      case DESTINATION_ATOMIC_BATCH_RETRYABLE ->
+          "the destination refused a batch that can be written again: run the command again";
+      case REPLICATION_SLOT_DELETION_TIMEOUT ->
+          "a walsender still holds the slot: run the command again in a moment";
+      case STATE_STORE_ERROR ->
+          "check the state store's connection settings (--state-store) and that its database is"
+              + " reachable, then run the command again";
+      case PERMISSION_DENIED ->
+          "grant the privilege named in the detail (see docs/operations.md for the minimal"
+              + " grants), then run the command again";
+      case WORKER_PANIC ->
+          "a worker died of an unexpected error: report it with the detail (--verbose shows the"
+              + " stack trace), then run the command again";
+      default ->
+          e.directive() == RetryDirective.TIMED
+              ? e.hint() + "; then run the command again"
+              : e.hint();
+    };
   }
 
   /** Finds the first {@link EtlException} in a cause chain. */

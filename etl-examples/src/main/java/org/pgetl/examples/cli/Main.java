@@ -8,8 +8,8 @@ import picocli.CommandLine;
 
 /**
  * The {@code pgetl} command line: {@code demo} (a local replication demo on an embedded
- * PostgreSQL), {@code replicate} (replicate a real database) and {@code lifecycle} (pause, resume
- * or drain a destination).
+ * PostgreSQL), {@code replicate} (replicate a real database), {@code check} (check that a pipeline
+ * can start, without starting it) and {@code lifecycle} (pause, resume or drain a destination).
  *
  * <p>Exit codes: 0 success; 1 a failure (the pipeline failed, the demo's verification found a
  * difference, an operation was refused); 2 invalid command-line input; 130 interrupted before the
@@ -67,6 +67,7 @@ public final class Main {
     CommandLine cli = new CommandLine(new PgetlCommand());
     cli.addSubcommand("demo", new DemoCommand(context));
     cli.addSubcommand("replicate", new ReplicateCommand(context));
+    cli.addSubcommand("check", new CheckCommand(context));
     cli.addSubcommand("lifecycle", LifecycleCommand.commandLine(context));
     cli.addSubcommand("tables", TablesCommand.commandLine(context));
     cli.addSubcommand("help", new CommandLine.HelpCommand());

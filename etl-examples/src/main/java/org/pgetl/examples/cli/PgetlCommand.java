@@ -13,7 +13,7 @@ import picocli.CommandLine.Spec;
     versionProvider = PgetlCommand.Version.class,
     description =
         "PostgreSQL change data capture for the JVM: run the demo, replicate a database,"
-            + " or change a destination's lifecycle.",
+            + " check that it can be replicated, or change a destination's lifecycle.",
     footer = {
       "",
       "Exit codes: 0 success, 1 failure, 2 invalid input, 130 interrupted.",
@@ -25,7 +25,9 @@ final class PgetlCommand implements Callable<Integer> {
   /** Without a subcommand, prints the usage to stderr: a subcommand is missing. */
   @Override
   public Integer call() {
-    spec.commandLine().getErr().println("error: a command is missing (demo, replicate, lifecycle)");
+    spec.commandLine()
+        .getErr()
+        .println("error: a command is missing (demo, replicate, check, lifecycle, tables)");
     spec.commandLine().usage(spec.commandLine().getErr());
     return Main.EXIT_USAGE;
   }

@@ -149,6 +149,14 @@ final class ProgressView {
     return sb.toString();
   }
 
+  /**
+   * Returns a lifecycle state as the status lines show it: its database value, or {@code not read
+   * yet} while the pipeline starts (nothing is read or delivered before it was read once).
+   */
+  static String lifecycle(org.pgetl.lifecycle.LifecycleState state) {
+    return state == null ? "not read yet" : state.dbValue();
+  }
+
   /** {@code 1,234,567}. */
   static String number(long n) {
     return String.format(Locale.ROOT, "%,d", n);

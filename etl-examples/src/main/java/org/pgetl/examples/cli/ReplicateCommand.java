@@ -52,6 +52,9 @@ import picocli.CommandLine.Option;
           + " --publication shop --create-publication public.orders,public.customers"
           + " --destination duckdb:shop.duckdb",
       "",
+      "Outages of the source and of its state store are retried for as long as they last; a"
+          + " failure the pipeline does not retry (or a destination still unreachable after its"
+          + " retries) ends the command.",
       "Exit codes: 0 stopped cleanly, 1 the pipeline failed, 2 invalid input."
     })
 final class ReplicateCommand implements Callable<Integer> {
@@ -180,7 +183,7 @@ final class ReplicateCommand implements Callable<Integer> {
       context.stop().whenRequested().thenRun(wake::countDown);
       pipeline.shutdownHandle().whenRequested().thenRun(wake::countDown);
       while (!wake.await(statusEvery.toMillis(), TimeUnit.MILLISECONDS)) {
-        context.err().println(statusLine(pipeline.status(), registry));
+        printStatus(pipeline, registry);
       }
       context.err().println("pgetl: stopping (flushing what is buffered)");
       pipeline.shutdown();
@@ -192,10 +195,25 @@ final class ReplicateCommand implements Callable<Integer> {
       if (failure.isPresent()) {
         throw failure.get();
       }
-      context.err().println(statusLine(pipeline.status(), registry));
+      printStatus(pipeline, registry);
       context.err().println("pgetl: stopped cleanly");
       return 0;
     }
+  }
+
+  /**
+   * Prints a status line. Nothing that goes wrong while reading the status or the metrics may end
+   * the command: the pipeline runs on its own threads, retries outages of the source and its store
+   * for as long as they last, and stops the command only through its shutdown handle.
+   */
+  private void printStatus(Pipeline pipeline, SimpleMeterRegistry registry) {
+    String line;
+    try {
+      line = statusLine(pipeline.status(), registry);
+    } catch (RuntimeException e) {
+      line = "pgetl: status not available (" + ErrorReport.singleLine(String.valueOf(e)) + ")";
+    }
+    context.err().println(line);
   }
 
   /** Creates the publication unless it exists; the tables must exist. */
@@ -267,7 +285,7 @@ final class ReplicateCommand implements Callable<Integer> {
     return "pgetl: "
         + status.phase().name().toLowerCase(Locale.ROOT)
         + ", lifecycle "
-        + status.lifecycle().dbValue()
+        + ProgressView.lifecycle(status.lifecycle())
         + ", tables "
         + (parts.isEmpty() ? "none yet" : String.join(", ", parts))
         + ", rows copied "

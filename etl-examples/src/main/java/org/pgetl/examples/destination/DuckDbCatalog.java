@@ -13,9 +13,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -25,6 +27,8 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What {@link DuckDbDestination} knows about the tables in its DuckDB file, kept in the file itself
@@ -35,6 +39,8 @@ import org.pgetl.model.TableName;
  *                      applied_through = the greatest event sequence key applied
  * _pgetl.columns       one row per column: the source attnum it mirrors, its name and types
  * _pgetl.copy_batches  the copy batch ids stored by the current copy attempt
+ * _pgetl.copy_attempts one row per source table: its current copy attempt (the one the last
+ *                      dropTableForCopy named), and once its Finish came, its batch and row counts
  * _pgetl.messages      the user logical messages received, keyed by sequence key
  * </pre>
  *
@@ -47,8 +53,17 @@ import org.pgetl.model.TableName;
  * rollback, {@link #load()} reads the committed state back.
  */
 final class DuckDbCatalog {
+  private static final Logger log = LoggerFactory.getLogger(DuckDbCatalog.class);
+
   /** The schema of the bookkeeping tables. A source schema of this name is not supported. */
   static final String META_SCHEMA = "_pgetl";
+
+  /**
+   * The column a table without source columns has ({@code CREATE TABLE t ()}): DuckDB has no table
+   * without columns, nor drops a table's last column. It is always NULL, exists only while the
+   * source table has no column, and is not listed in {@code _pgetl.columns}.
+   */
+  static final String NO_COLUMNS = "_pgetl_no_columns";
 
   /**
    * One column of a destination table.
@@ -69,22 +84,38 @@ final class DuckDbCatalog {
 
   /** One destination table and its bookkeeping. */
   static final class Table {
+    final String database;
     final TableId id;
-    final String schema;
-    final String name;
+    String schema; // the DuckDB name: the source's, unless parked (see claimName)
+    String name;
+    String sourceName; // the source table's name in the newest schema applied
     final Map<Integer, Column> columns = new LinkedHashMap<>();
     Lsn schemaSnapshotLsn;
     EventSequenceKey appliedThrough;
     ReplicatedTableSchema lastSchema; // memory only: skips the column diff for a known schema
 
-    Table(TableId id, String schema, String name) {
+    Table(String database, TableId id, String schema, String name) {
+      this.database = database;
       this.id = id;
       this.schema = schema;
       this.name = name;
     }
 
-    /** Returns the quoted, qualified DuckDB name. */
+    /**
+     * Returns the quoted name qualified by the database too: {@code "shop"."orders"} alone would be
+     * ambiguous in a file named {@code shop.duckdb}, whose catalog is also called {@code shop}.
+     */
     String quotedName() {
+      return TableName.quoteIdentifier(database) + "." + displayName();
+    }
+
+    /** Returns true when the DuckDB table is named {@code n}. */
+    boolean named(TableName n) {
+      return schema.equals(n.schema()) && name.equals(n.name());
+    }
+
+    /** Returns the quoted {@code "schema"."table"}, for metadata and messages. */
+    String displayName() {
       return TableName.quoteIdentifier(schema) + "." + TableName.quoteIdentifier(name);
     }
 
@@ -104,12 +135,19 @@ final class DuckDbCatalog {
   }
 
   private final Connection conn;
+  private final String database;
   private final Map<TableId, Table> tables = new HashMap<>();
+  private final Map<TableId, UUID> attempts = new HashMap<>();
   private final Set<TableId> changed = new HashSet<>();
   private long ddlVersion;
 
-  DuckDbCatalog(Connection conn) {
+  DuckDbCatalog(Connection conn) throws SQLException {
     this.conn = conn;
+    try (Statement s = conn.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_database()")) {
+      rs.next();
+      this.database = rs.getString(1);
+    }
   }
 
   /** Creates the bookkeeping tables when the file is new. */
@@ -129,6 +167,10 @@ final class DuckDbCatalog {
         "CREATE TABLE IF NOT EXISTS _pgetl.copy_batches (table_oid BIGINT, attempt_id UUID,"
             + " sequence BIGINT, PRIMARY KEY (table_oid, attempt_id, sequence))");
     exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.copy_attempts (table_oid BIGINT NOT NULL,"
+            + " attempt_id UUID NOT NULL, finished BOOLEAN NOT NULL, batch_count BIGINT,"
+            + " row_count BIGINT)");
+    exec(
         "CREATE TABLE IF NOT EXISTS _pgetl.messages (sequence_key VARCHAR PRIMARY KEY,"
             + " commit_lsn VARCHAR NOT NULL, start_lsn VARCHAR NOT NULL,"
             + " transactional BOOLEAN NOT NULL, prefix VARCHAR NOT NULL, content BLOB NOT NULL)");
@@ -137,17 +179,25 @@ final class DuckDbCatalog {
   /** (Re)reads every table from the bookkeeping tables, dropping what memory held. */
   void load() throws SQLException {
     tables.clear();
+    attempts.clear();
     changed.clear();
     ddlVersion++;
+    try (Statement s = conn.createStatement();
+        ResultSet rs = s.executeQuery("SELECT table_oid, attempt_id FROM _pgetl.copy_attempts")) {
+      while (rs.next()) {
+        attempts.put(new TableId(rs.getLong(1)), rs.getObject(2, UUID.class));
+      }
+    }
     try (Statement s = conn.createStatement();
         ResultSet rs =
             s.executeQuery(
                 "SELECT table_oid, duckdb_schema, duckdb_table, schema_snapshot_lsn,"
-                    + " applied_through FROM _pgetl.tables")) {
+                    + " applied_through, source_name FROM _pgetl.tables")) {
       while (rs.next()) {
-        Table t = new Table(new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
+        Table t = new Table(database, new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
         t.schemaSnapshotLsn = Lsn.parse(rs.getString(4));
         t.appliedThrough = parseKey(rs.getString(5));
+        t.sourceName = rs.getString(6);
         tables.put(t.id, t);
       }
     }
@@ -189,15 +239,6 @@ final class DuckDbCatalog {
   }
 
   /**
-   * Returns the destination table of a source table, creating it or bringing its columns in line
-   * with {@code schema} first.
-   *
-   * @param schema the source table's schema from this point of the stream on
-   * @param store where the table's metadata is announced
-   * @return the table
-   * @throws SQLException when DDL fails
-   */
-  /**
    * Returns true when the table exists and already follows {@code schema}, so that {@link #ensure}
    * would change nothing.
    */
@@ -206,6 +247,17 @@ final class DuckDbCatalog {
     return t != null && (schema == t.lastSchema || schema.equals(t.lastSchema));
   }
 
+  /**
+   * Returns the destination table of a source table, creating it, renaming it, or bringing its
+   * columns in line with {@code schema} first. Tables follow the source table's oid: a table
+   * renamed in the source (or moved to another schema) is renamed in DuckDB, and a name another
+   * table holds is taken over (see {@link #claimName}).
+   *
+   * @param schema the source table's schema from this point of the stream on
+   * @param store where the table's metadata is announced
+   * @return the table
+   * @throws SQLException when DDL fails
+   */
   Table ensure(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
     Table t = tables.get(schema.id());
@@ -213,15 +265,174 @@ final class DuckDbCatalog {
       return create(schema, store);
     }
     if (schema != t.lastSchema && !schema.equals(t.lastSchema)) {
+      if (!t.named(schema.name())) {
+        move(t, schema.name(), store);
+      }
       reconcile(t, schema, store);
       t.lastSchema = schema;
     }
     return t;
   }
 
+  /**
+   * Makes the name {@code name} free for the source table {@code id}: a table of another source oid
+   * that holds it is parked, renamed to {@code _pgetl_parked_<oid>} in its schema, never dropped.
+   * That happens when a source table was renamed (or its schema was) and a new table took its old
+   * name before the renamed table's next change arrived, or when a source table was dropped and
+   * created again (a new oid). A parked table gets its name back with its next change, or as soon
+   * as the table holding its name moves away; a table that no longer exists in the source stays
+   * parked.
+   *
+   * @throws EtlException ({@code DESTINATION_SCHEMA_ERROR}) when a table of that name exists that
+   *     pgetl did not create
+   */
+  private void claimName(TableName name, TableId id, DestinationTableMetadataStore store)
+      throws SQLException {
+    for (Table holder : List.copyOf(tables.values())) {
+      if (!holder.id.equals(id) && holder.named(name)) {
+        String before = holder.displayName();
+        renameInSchema(holder, "_pgetl_parked_" + holder.id.oid());
+        saveTarget(holder);
+        announce(holder, false, store);
+        log.warn(
+            "duckdb table {} of source table {} moved to {}: source table {} is now named {}",
+            before,
+            holder.id,
+            holder.displayName(),
+            id,
+            name);
+      }
+    }
+    if (relationExists(name)) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_SCHEMA_ERROR,
+          "DuckDB table "
+              + name.quoted()
+              + " exists and pgetl did not create it: source table "
+              + id
+              + " cannot take its name",
+          "rename or drop the DuckDB table, then roll the table back");
+    }
+  }
+
+  /**
+   * Renames a table to the source table's new name; then gives the name it left to a parked table
+   * that wants it. DuckDB cannot move a table to another schema, so a move across schemas creates
+   * the table under its new name and moves its rows.
+   */
+  private void move(Table t, TableName to, DestinationTableMetadataStore store)
+      throws SQLException {
+    claimName(to, t.id, store);
+    TableName left = new TableName(t.schema, t.name);
+    String before = t.displayName();
+    if (t.schema.equals(to.schema())) {
+      renameInSchema(t, to.name());
+    } else {
+      createSchema(to.schema());
+      String from = t.quotedName();
+      List<String> names = new ArrayList<>();
+      for (Column c : t.columns.values()) {
+        names.add(c.quoted());
+      }
+      if (names.isEmpty()) {
+        names.add(TableName.quoteIdentifier(NO_COLUMNS)); // one row for each row of no values
+      }
+      t.schema = to.schema();
+      t.name = to.name();
+      exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", definitions(t)) + ")");
+      String list = String.join(", ", names);
+      exec("INSERT INTO " + t.quotedName() + " (" + list + ") SELECT " + list + " FROM " + from);
+      exec("DROP TABLE " + from);
+    }
+    t.sourceName = to.toString();
+    saveTarget(t);
+    announce(t, false, store);
+    log.info("duckdb table {} of source table {} renamed to {}", before, t.id, t.displayName());
+    for (Table waiting : List.copyOf(tables.values())) {
+      if (waiting != t && left.toString().equals(waiting.sourceName) && !waiting.named(left)) {
+        move(waiting, left, store);
+      }
+    }
+  }
+
+  private void renameInSchema(Table t, String newName) throws SQLException {
+    exec("ALTER TABLE " + t.quotedName() + " RENAME TO " + TableName.quoteIdentifier(newName));
+    t.name = newName;
+  }
+
+  private void saveTarget(Table t) throws SQLException {
+    update(
+        "UPDATE _pgetl.tables SET source_name = ?, duckdb_schema = ?, duckdb_table = ?"
+            + " WHERE table_oid = ?",
+        t.sourceName,
+        t.schema,
+        t.name,
+        t.id.oid());
+  }
+
+  private boolean relationExists(TableName name) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = ?"
+                + " AND table_name = ?")) {
+      ps.setString(1, database);
+      ps.setString(2, name.schema());
+      ps.setString(3, name.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
+  private void createSchema(String schema) throws SQLException {
+    exec(
+        "CREATE SCHEMA IF NOT EXISTS "
+            + TableName.quoteIdentifier(database)
+            + "."
+            + TableName.quoteIdentifier(schema));
+  }
+
+  private boolean hasNoColumnsPlaceholder(Table t) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM duckdb_columns() WHERE database_name = ? AND schema_name = ?"
+                + " AND table_name = ? AND column_name = ?")) {
+      ps.setString(1, database);
+      ps.setString(2, t.schema);
+      ps.setString(3, t.name);
+      ps.setString(4, NO_COLUMNS);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
+  /** The column and key definitions of a table, as its bookkeeping describes it. */
+  private static List<String> definitions(Table t) {
+    List<String> defs = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    for (Column c : t.columns.values()) {
+      defs.add(c.quoted() + " " + c.type().sql());
+      if (c.key()) {
+        keys.add(c.quoted());
+      }
+    }
+    if (defs.isEmpty()) {
+      defs.add(TableName.quoteIdentifier(NO_COLUMNS) + " BOOLEAN");
+    }
+    if (!keys.isEmpty()) {
+      defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
+    }
+    return defs;
+  }
+
   private Table create(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
-    Table t = new Table(schema.id(), schema.name().schema(), schema.name().name());
+    claimName(schema.name(), schema.id(), store);
+    Table t = new Table(database, schema.id(), schema.name().schema(), schema.name().name());
+    t.sourceName = schema.name().toString();
     t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
     List<String> defs = new ArrayList<>();
     List<String> keys = new ArrayList<>();
@@ -230,6 +441,9 @@ final class DuckDbCatalog {
       t.columns.put(c.attnum(), c);
       defs.add(c.quoted() + " " + c.type().sql());
     }
+    if (defs.isEmpty()) {
+      defs.add(TableName.quoteIdentifier(NO_COLUMNS) + " BOOLEAN");
+    }
     schema.columns().stream()
         .filter(ColumnSchema::isPrimaryKey)
         .sorted((a, b) -> a.primaryKeyOrdinal() - b.primaryKeyOrdinal())
@@ -237,7 +451,7 @@ final class DuckDbCatalog {
     if (!keys.isEmpty()) {
       defs.add("PRIMARY KEY (" + String.join(", ", keys) + ")");
     }
-    exec("CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(t.schema));
+    createSchema(t.schema);
     exec("CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
     update(
         "INSERT INTO _pgetl.tables VALUES (?, ?, ?, ?, ?, NULL)",
@@ -290,6 +504,16 @@ final class DuckDbCatalog {
     if (columnsChange) {
       store.put(t.id, metadata(t, false)); // "a schema change is being applied"
     }
+    if (!dropped.isEmpty() && dropped.size() == t.columns.size()) {
+      // DuckDB does not drop a table's last column: keep the table alive with the placeholder
+      exec(
+          "ALTER TABLE "
+              + t.quotedName()
+              + " ADD COLUMN "
+              + TableName.quoteIdentifier(NO_COLUMNS)
+              + " BOOLEAN");
+    }
+    boolean hadNoColumns = t.columns.isEmpty();
     for (Column c : dropped) {
       drop(t, c);
     }
@@ -299,6 +523,15 @@ final class DuckDbCatalog {
     }
     for (ColumnSchema cs : added) {
       add(t, cs);
+    }
+    if ((hadNoColumns || !dropped.isEmpty())
+        && !t.columns.isEmpty()
+        && hasNoColumnsPlaceholder(t)) {
+      exec(
+          "ALTER TABLE "
+              + t.quotedName()
+              + " DROP COLUMN "
+              + TableName.quoteIdentifier(NO_COLUMNS));
     }
     if (columnsChange || !schema.tableSchema().snapshotLsn().equals(t.schemaSnapshotLsn)) {
       t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
@@ -416,27 +649,19 @@ final class DuckDbCatalog {
   }
 
   /**
-   * Drops a source table's DuckDB table and every bookkeeping row of it (for a new copy).
+   * Drops a source table's DuckDB table, found by the source table's oid wherever it is named now,
+   * and every bookkeeping row of it (for a new copy). Nothing is dropped by name: a table of
+   * another oid that holds the name the new copy needs is parked when the copy creates its table
+   * (see {@link #claimName}), and a table that pgetl did not create is left alone.
    *
    * @param id the source table
-   * @param name the table's name, used when nothing was recorded
    * @throws SQLException when the DDL fails
    */
-  void drop(TableId id, TableName name) throws SQLException {
+  void drop(TableId id) throws SQLException {
     Table t = tables.remove(id);
-    if (t == null) {
-      // a source table dropped and created again has a new oid: forget the old one's table
-      t =
-          tables.values().stream()
-              .filter(o -> o.schema.equals(name.schema()) && o.name.equals(name.name()))
-              .findFirst()
-              .orElse(null);
-      if (t != null) {
-        tables.remove(t.id);
-        forget(t.id);
-      }
+    if (t != null) {
+      exec("DROP TABLE IF EXISTS " + t.quotedName());
     }
-    exec("DROP TABLE IF EXISTS " + (t != null ? t.quotedName() : name.quoted()));
     forget(id);
   }
 
@@ -457,6 +682,59 @@ final class DuckDbCatalog {
         "UPDATE _pgetl.tables SET applied_through = ? WHERE table_oid = ?",
         t.appliedThrough.toString(),
         t.id.oid());
+  }
+
+  /**
+   * Makes {@code attempt} the table's current copy attempt, in the transaction of the drop.
+   *
+   * @param id the source table
+   * @param attempt the attempt the drop names
+   * @throws SQLException when the bookkeeping fails
+   */
+  void startAttempt(TableId id, UUID attempt) throws SQLException {
+    update("DELETE FROM _pgetl.copy_attempts WHERE table_oid = ?", id.oid());
+    update("INSERT INTO _pgetl.copy_attempts VALUES (?, ?, false, NULL, NULL)", id.oid(), attempt);
+    attempts.put(id, attempt);
+  }
+
+  /**
+   * Returns the table's current copy attempt.
+   *
+   * @param id the source table
+   * @return the attempt the last drop named, or null when no drop was recorded
+   */
+  UUID currentAttempt(TableId id) {
+    return attempts.get(id);
+  }
+
+  /**
+   * Marks the current copy attempt of a table complete, after checking that every batch the {@code
+   * Finish} counts was stored.
+   *
+   * @param id the source table
+   * @param finish the barrier of the current attempt
+   * @return the number of batches of the attempt stored
+   * @throws SQLException when the bookkeeping fails
+   */
+  long finishAttempt(TableId id, TableCopyWrite.Finish finish) throws SQLException {
+    long stored;
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM _pgetl.copy_batches WHERE table_oid = ? AND attempt_id = ?")) {
+      ps.setLong(1, id.oid());
+      ps.setObject(2, finish.attemptId());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        stored = rs.getLong(1);
+      }
+    }
+    update(
+        "UPDATE _pgetl.copy_attempts SET finished = true, batch_count = ?, row_count = ?"
+            + " WHERE table_oid = ?",
+        finish.batches(),
+        finish.rows(),
+        id.oid());
+    return stored;
   }
 
   /** Returns true when this copy batch was stored already. */
@@ -525,7 +803,7 @@ final class DuckDbCatalog {
   }
 
   private static DestinationTableMetadata metadata(Table t, boolean applied) {
-    return new DestinationTableMetadata(t.quotedName(), t.schemaSnapshotLsn, applied);
+    return new DestinationTableMetadata(t.displayName(), t.schemaSnapshotLsn, applied);
   }
 
   // --- helpers

@@ -44,11 +44,17 @@ import org.slf4j.LoggerFactory;
  * text form. A value the column type cannot hold exactly ({@code NaN} in a {@code numeric(10,2)}
  * column, a timestamp after DuckDB's year 294247, a two-dimensional array in a LIST column) is
  * never rounded or dropped: its column becomes VARCHAR in PostgreSQL's text form, old values
- * included (the details are in {@code DuckDbType}). A table keeps the name it was created with
- * until it is copied again. Schema changes ({@code Relation} events, or any event that carries a
- * new schema) are applied before the next row: columns are matched by attnum, so dropped, renamed,
- * retyped and added columns are followed. Bookkeeping lives in the schema {@code _pgetl} of the
- * same file (see {@link DuckDbCatalog}); user logical messages are kept in {@code _pgetl.messages}.
+ * included (the details are in {@code DuckDbType}). Tables follow the source table's oid, never its
+ * name: a table renamed in the source ({@code ALTER TABLE ... RENAME}, {@code SET SCHEMA}, {@code
+ * ALTER SCHEMA ... RENAME}) is renamed in DuckDB with the next event that carries its new name, and
+ * a new table that takes a name another table still holds parks that table as {@code
+ * _pgetl_parked_<oid>} (see {@code DuckDbCatalog}). A source table without columns ({@code CREATE
+ * TABLE t ()}) keeps its rows of no values in a table with one always-NULL column, {@code
+ * _pgetl_no_columns}, since DuckDB has no table without columns. Schema changes ({@code Relation}
+ * events, or any event that carries a new schema) are applied before the next row: columns are
+ * matched by attnum, so dropped, renamed, retyped and added columns are followed. Bookkeeping lives
+ * in the schema {@code _pgetl} of the same file (see {@link DuckDbCatalog}); user logical messages
+ * are kept in {@code _pgetl.messages}.
  *
  * <h2>Idempotency</h2>
  *
@@ -58,26 +64,38 @@ import org.slf4j.LoggerFactory;
  * with its bookkeeping; see {@code commitSoFar}):
  *
  * <ul>
- *   <li>Copy: {@code _pgetl.copy_batches} holds the id of every batch stored by the current copy
- *       attempt; a batch delivered again is skipped. Rows are upserted by primary key.
+ *   <li>Copy: {@code _pgetl.copy_attempts} holds each table's current copy attempt, written in the
+ *       transaction of the drop that names it; a batch of another attempt (a late batch of an
+ *       abandoned attempt) is answered {@code durable()} and skipped. {@code _pgetl.copy_batches}
+ *       holds the id of every batch stored by the current attempt; a batch delivered again is
+ *       skipped. Rows are upserted by primary key. The {@code Finish} barrier of the current
+ *       attempt checks that every batch it counts is stored and marks the attempt finished (with
+ *       its batch and row counts); a {@code Finish} of another attempt changes nothing, and a write
+ *       of another attempt's catch-up stream is answered {@code durable()} and skipped.
  *   <li>Events: {@code _pgetl.tables.applied_through} holds, per table, the greatest {@link
  *       org.pgetl.model.EventSequenceKey} applied. The engine preserves each table's event order,
  *       so an event at or below it was applied before a restart and is skipped. A {@code Relation}
  *       event shares the key of the change it precedes: it is applied when that change is new, and
  *       does not move {@code applied_through} itself.
- *   <li>{@link #dropTableForCopy}: drops the table and forgets its batch ids and {@code
- *       applied_through}, so the new copy attempt starts clean.
+ *   <li>{@link #dropTableForCopy}: drops the table, forgets its batch ids and {@code
+ *       applied_through}, and records the new attempt, so that it starts clean.
  * </ul>
  *
  * <h2>Threads and answers</h2>
  *
  * DuckDB allows one writer, so every call is queued to one writer thread ({@code
- * pgetl-duckdb-<pipeline>}) that owns the connection; the methods return at once. The thread
- * answers {@code durable()} after the transaction commits (a write is never left merely
- * "accepted"), and {@code fail(EtlException)} with a {@code DESTINATION_*} kind when it rolls back.
- * An empty {@code REQUIRE_DURABLE} barrier is answered once the writes queued before it are
- * committed. {@link #shutdown()} lets the running write commit, answers the writes still queued
- * with {@code shutdown()} (they are delivered again at the next start), then closes the connection.
+ * pgetl-duckdb-<pipeline>}) that owns the connection; the methods return at once. Creating schemas
+ * and tables is serialized with everything else, so tables copied at once never race to create
+ * their schema. The thread answers {@code durable()} after the transaction commits (a write is
+ * never left merely "accepted"), and {@code fail(EtlException)} with a {@code DESTINATION_*} kind
+ * when it rolls back. An empty {@code REQUIRE_DURABLE} barrier is answered once the writes queued
+ * before it are committed. Since every answer is {@code durable()}, nothing is deferred and nothing
+ * is kept per {@code StreamId}. {@link #shutdown()} lets the running write commit, answers the
+ * writes still queued with {@code shutdown()} (they are delivered again at the next start), then
+ * closes the connection.
+ *
+ * <p>Every table is named with the file's catalog ({@code "shop"."public"."orders"} in {@code
+ * shop.duckdb}): a source schema named like the file would otherwise be ambiguous.
  */
 public final class DuckDbDestination implements Destination {
   private static final Logger log = LoggerFactory.getLogger(DuckDbDestination.class);
@@ -150,22 +168,30 @@ public final class DuckDbDestination implements Destination {
   }
 
   /**
-   * Drops the table and its bookkeeping (batch ids, applied sequence key), in one transaction.
+   * Drops the table and its bookkeeping (batch ids, applied sequence key) and records {@code
+   * attemptId} as the table's current copy attempt, in one transaction.
    *
    * @param table the table to drop
+   * @param attemptId the copy attempt that follows
    * @param result answered {@code durable()} after the commit
    */
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+    Objects.requireNonNull(attemptId, "attemptId");
     submit(
         result,
         "drop table " + table.name() + " for a new copy",
-        () -> catalog.drop(table.id(), table.name()));
+        () -> {
+          catalog.drop(table.id());
+          catalog.startAttempt(table.id(), attemptId);
+        });
   }
 
   /**
-   * Stores a copy batch (skipped when its id was stored before), or answers the {@code Finish}
-   * barrier, creating the table if the copy had no rows.
+   * Stores a copy batch (skipped when its id was stored before, or when it belongs to an attempt
+   * that a later drop abandoned), or ends the current attempt at its {@code Finish} barrier:
+   * creates the table if the copy had no rows, checks that every batch it counts is stored, and
+   * marks the attempt complete.
    *
    * @param table the table's schema
    * @param write the batch or the barrier
@@ -180,10 +206,8 @@ public final class DuckDbDestination implements Destination {
           "copy batch " + batch.id() + " of table " + table.name(),
           () -> copyBatch(table, batch));
     } else {
-      submit(
-          result,
-          "finish the copy of table " + table.name(),
-          () -> catalog.ensure(table, metadata));
+      TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
+      submit(result, "finish the copy of table " + table.name(), () -> finish(table, finish));
     }
   }
 
@@ -206,7 +230,16 @@ public final class DuckDbDestination implements Destination {
             + events.get(0).sequenceKey()
             + " to "
             + events.get(events.size() - 1).sequenceKey();
-    submit(result, what, () -> applyEvents(events));
+    submit(
+        result,
+        what,
+        () -> {
+          if (isStale(stream)) {
+            log.debug("{} of abandoned catch-up stream {}: skipped", what, stream);
+            return; // its copy attempt was abandoned by a later drop: nothing of it is applied
+          }
+          applyEvents(events);
+        });
   }
 
   /**
@@ -235,6 +268,16 @@ public final class DuckDbDestination implements Destination {
 
   private void copyBatch(ReplicatedTableSchema schema, TableCopyWrite.Batch batch)
       throws SQLException {
+    UUID current = catalog.currentAttempt(schema.id());
+    if (current != null && !current.equals(batch.id().attemptId())) {
+      log.debug(
+          "copy batch {} of table {} belongs to an abandoned attempt (the current one is {}):"
+              + " skipped",
+          batch.id(),
+          schema.name(),
+          current);
+      return;
+    }
     if (catalog.hasCopyBatch(schema.id(), batch.id())) {
       log.debug("copy batch {} of table {} was stored before: skipped", batch.id(), schema.name());
       return;
@@ -242,6 +285,48 @@ public final class DuckDbDestination implements Destination {
     Table t = catalog.ensure(schema, metadata);
     rows.copy(t, schema, batch.rows());
     catalog.recordCopyBatch(schema.id(), batch.id());
+  }
+
+  private void finish(ReplicatedTableSchema schema, TableCopyWrite.Finish finish)
+      throws SQLException {
+    UUID current = catalog.currentAttempt(schema.id());
+    if (current != null && !current.equals(finish.attemptId())) {
+      log.debug(
+          "copy Finish of table {} ends abandoned attempt {} (the current one is {}): ignored",
+          schema.name(),
+          finish.attemptId(),
+          current);
+      return;
+    }
+    catalog.ensure(schema, metadata);
+    if (current == null) {
+      return; // no drop recorded (a file written before attempts were kept): nothing to check
+    }
+    long stored = catalog.finishAttempt(schema.id(), finish);
+    if (stored != finish.batches()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR,
+          "the copy of table "
+              + schema.name()
+              + " (attempt "
+              + finish.attemptId()
+              + ") ends with "
+              + finish.batches()
+              + " batches, but DuckDB file "
+              + file
+              + " stored "
+              + stored,
+          "a batch that the engine counts is not in the file");
+    }
+  }
+
+  /** Tells whether a write comes from the catch-up stream of an attempt a later drop abandoned. */
+  private boolean isStale(StreamId stream) {
+    if (stream.kind() != StreamId.Kind.TABLE_SYNC) {
+      return false;
+    }
+    UUID current = catalog.currentAttempt(stream.table());
+    return current != null && !current.equals(stream.copyAttempt());
   }
 
   private void applyEvents(List<Event> events) throws SQLException {

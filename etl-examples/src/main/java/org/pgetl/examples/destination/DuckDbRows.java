@@ -16,6 +16,7 @@ import org.pgetl.examples.destination.DuckDbCatalog.Column;
 import org.pgetl.examples.destination.DuckDbCatalog.Table;
 import org.pgetl.model.OldRow;
 import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
 import org.pgetl.model.UpdatedRow;
 
@@ -56,6 +57,17 @@ final class DuckDbRows {
    * appender cannot write INTERVAL columns, so temporal values are staged as text and cast.)
    */
   void copy(Table t, ReplicatedTableSchema schema, List<TableRow> rows) throws SQLException {
+    if (schema.columnCount() == 0) { // rows of no values: one placeholder row each
+      exec(
+          "INSERT INTO "
+              + t.quotedName()
+              + " ("
+              + TableName.quoteIdentifier(DuckDbCatalog.NO_COLUMNS)
+              + ") SELECT NULL FROM range("
+              + rows.size()
+              + ")");
+      return;
+    }
     List<Column> columns = new ArrayList<>();
     List<String> staging = new ArrayList<>();
     for (int i = 0; i < schema.columnCount(); i++) {
@@ -102,6 +114,10 @@ final class DuckDbRows {
 
   /** Inserts (or, in a keyed table, replaces) one row. */
   void insert(Table t, ReplicatedTableSchema schema, TableRow row) throws SQLException {
+    if (schema.columnCount() == 0) {
+      exec("INSERT INTO " + t.quotedName() + " DEFAULT VALUES");
+      return;
+    }
     List<Cell> cells = new ArrayList<>();
     for (int i = 0; i < schema.columnCount(); i++) {
       cells.add(new Cell(schema.columns().get(i).ordinalPosition(), row.get(i)));
@@ -138,6 +154,9 @@ final class DuckDbRows {
       }
     }
     Match match = match(t, schema, old, row);
+    if (set.isEmpty()) {
+      return 1; // no value to change (a table without columns)
+    }
     List<Cell> cells = new ArrayList<>(set);
     cells.addAll(match.cells);
     List<Column> columns = fitted(t, cells);
@@ -177,7 +196,7 @@ final class DuckDbRows {
         String op = wholeRow ? " IS NOT DISTINCT FROM " : " = ";
         conditions.add(c.quoted() + op + DuckDbValues.placeholder(c.type()));
       }
-      String all = String.join(" AND ", conditions);
+      String all = conditions.isEmpty() ? "TRUE" : String.join(" AND ", conditions);
       return wholeRow
           ? " WHERE rowid = (SELECT rowid FROM " + t.quotedName() + " WHERE " + all + " LIMIT 1)"
           : " WHERE " + all;

@@ -9,13 +9,17 @@ import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.TableCopyBatchId;
+import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -25,6 +29,8 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What {@link PostgresMirrorDestination} knows about the tables it created in the target database,
@@ -38,6 +44,9 @@ import org.pgetl.model.TableName;
  * _pgetl.mirror_columns       one row per column: the source attnum it mirrors, its name, the
  *                             source type and the target type, its position in the key
  * _pgetl.mirror_copy_batches  the copy batch ids stored by the current copy attempt
+ * _pgetl.mirror_copy_attempts one row per source table: its current copy attempt (the one the
+ *                             last dropTableForCopy named), and once its Finish came, its batch
+ *                             and row counts
  * _pgetl.mirror_messages      the user logical messages received, keyed by sequence key
  * </pre>
  *
@@ -53,9 +62,15 @@ import org.pgetl.model.TableName;
  * on a {@link Staged} copy of the entries it changes and {@linkplain #publish publishes} them only
  * after it commits, so a rolled-back transaction leaves nothing behind in memory. DDL on a table
  * runs under a transaction-scoped advisory lock on the table, so that two copy threads that both
- * see a table missing create it once: the second waits, then reads what the first committed.
+ * see a table missing create it once: the second waits, then reads what the first committed. A
+ * transaction that writes rows of a table first takes that lock shared and checks the table's
+ * bookkeeping ({@link #current}): another thread may have renamed the target (to give its name to a
+ * new table) and committed before memory shows it. Taking or leaving a target name runs under an
+ * advisory lock on the name.
  */
 final class MirrorCatalog {
+  private static final Logger log = LoggerFactory.getLogger(MirrorCatalog.class);
+
   /** The schema of the bookkeeping tables. A source schema of this name is not supported. */
   static final String META_SCHEMA = "_pgetl";
 
@@ -88,7 +103,8 @@ final class MirrorCatalog {
    * One target table, immutable.
    *
    * @param id the source table
-   * @param sourceName the source table's name when the target table was created
+   * @param sourceName the source table's name in the newest schema applied ({@link
+   *     TableName#toString()}): the name the target table has, unless it is parked
    * @param schema the target schema
    * @param name the target table name
    * @param columns the columns, by source attnum, ascending
@@ -134,6 +150,18 @@ final class MirrorCatalog {
       return new Table(id, sourceName, schema, name, columns, schemaSnapshotLsn, key);
     }
 
+    /**
+     * Returns the same table under another target name, wanted for the source name {@code source}.
+     */
+    Table movedTo(String source, String toSchema, String toName) {
+      return new Table(id, source, toSchema, toName, columns, schemaSnapshotLsn, appliedThrough);
+    }
+
+    /** Returns true when the target table is named {@code n}. */
+    boolean named(TableName n) {
+      return schema.equals(n.schema()) && name.equals(n.name());
+    }
+
     /** Returns true when this table already mirrors the columns and key of {@code s}. */
     boolean matches(ReplicatedTableSchema s) {
       if (columns.size() != s.columnCount() || !schemaSnapshotLsn.equals(snapshotLsn(s))) {
@@ -162,6 +190,9 @@ final class MirrorCatalog {
   static final class Staged {
     private final Map<TableId, Table> tables = new HashMap<>();
     private final Map<TableId, Boolean> changedSchema = new LinkedHashMap<>();
+    // tables whose bookkeeping this transaction read under a lock held until it ends
+    private final Set<TableId> verified = new HashSet<>();
+    private final Set<TableId> locked = new HashSet<>();
 
     void put(Table t) {
       tables.put(t.id(), t);
@@ -202,6 +233,11 @@ final class MirrorCatalog {
         "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_batches (pipeline_id text,"
             + " table_oid bigint, attempt_id uuid, sequence bigint,"
             + " PRIMARY KEY (pipeline_id, table_oid, attempt_id, sequence))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_attempts (pipeline_id text,"
+            + " table_oid bigint, attempt_id uuid NOT NULL, finished boolean NOT NULL,"
+            + " batch_count bigint, row_count bigint, PRIMARY KEY (pipeline_id, table_oid))");
     exec(
         conn,
         "CREATE TABLE IF NOT EXISTS _pgetl.mirror_messages (pipeline_id text, sequence_key text,"
@@ -264,8 +300,54 @@ final class MirrorCatalog {
   // --- creating and changing tables
 
   /**
-   * Returns the target table of a source table as this transaction sees it, creating it or bringing
-   * its columns and key in line with {@code schema} first.
+   * Returns the target table of a source table as committed now, and keeps its name and columns
+   * from changing until the transaction ends: call it before writing rows of a table. The first
+   * call of a transaction takes a shared advisory lock on the table (DDL takes it exclusively) and
+   * checks the bookkeeping in the database, which memory may not show yet: another thread may just
+   * have committed a rename of the target, for example to give its name to a new table.
+   *
+   * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
+   * @param id the source table
+   * @return the table, or null when none was created
+   * @throws SQLException when a query fails
+   */
+  Table current(Connection conn, Staged staged, TableId id) throws SQLException {
+    if (staged.verified.contains(id)) {
+      return table(staged, id);
+    }
+    try (PreparedStatement ps =
+        conn.prepareStatement("SELECT pg_advisory_xact_lock_shared(hashtext(?), ?)")) {
+      ps.setString(1, "pgetl mirror " + pipelineId);
+      ps.setInt(2, (int) id.oid());
+      ps.execute();
+    }
+    staged.verified.add(id);
+    Table known = table(staged, id);
+    List<Table> committed = readTargets(conn, id);
+    Table now = committed.isEmpty() ? null : committed.get(0);
+    boolean same =
+        known == null
+            ? now == null
+            : now != null
+                && known.schema().equals(now.schema())
+                && known.name().equals(now.name())
+                && known.schemaSnapshotLsn().equals(now.schemaSnapshotLsn());
+    if (same) {
+      return known;
+    }
+    List<Table> full = read(conn, id);
+    Table fresh = full.isEmpty() ? null : full.get(0);
+    staged.tables.put(id, fresh);
+    return fresh;
+  }
+
+  /**
+   * Returns the target table of a source table as this transaction sees it, creating it, renaming
+   * it, or bringing its columns and key in line with {@code schema} first. Targets follow the
+   * source table's oid: a table renamed in the source (or moved to another schema) is renamed in
+   * the target, and a name another table of this pipeline holds is taken over (see {@link
+   * #claimName}).
    *
    * @param conn the transaction's connection
    * @param staged the transaction's catalog changes
@@ -275,26 +357,168 @@ final class MirrorCatalog {
    */
   Table ensure(Connection conn, Staged staged, ReplicatedTableSchema schema) throws SQLException {
     Table t = table(staged, schema.id());
-    if (t != null && t.matches(schema)) {
-      return t;
+    if (t != null && t.matches(schema) && t.named(schema.name())) {
+      t = current(conn, staged, schema.id());
+      if (t != null && t.matches(schema) && t.named(schema.name())) {
+        return t;
+      }
     }
-    lockTable(conn, schema.id());
+    lockForDdl(conn, staged, schema.id());
     // another thread or process may have changed the table before we got the lock
     List<Table> committed = read(conn, schema.id());
     t = committed.isEmpty() ? null : committed.get(0);
     if (t == null) {
-      t = create(conn, schema);
-    } else if (!t.matches(schema)) {
-      t = reconcile(conn, t, schema);
+      t = create(conn, staged, schema);
+    } else {
+      if (!t.named(schema.name())) {
+        t = move(conn, staged, t, schema.name());
+      }
+      if (!t.matches(schema)) {
+        t = reconcile(conn, t, schema);
+      }
     }
     staged.put(t);
     staged.changedSchema.put(t.id(), Boolean.TRUE);
     return t;
   }
 
-  private Table create(Connection conn, ReplicatedTableSchema schema) throws SQLException {
+  /** Takes the table's advisory lock exclusively, for DDL, until the transaction ends. */
+  private void lockForDdl(Connection conn, Staged staged, TableId id) throws SQLException {
+    if (staged.locked.add(id)) {
+      lockTable(conn, id);
+    }
+    staged.verified.add(id);
+  }
+
+  /**
+   * Makes the target name {@code name} free for the source table {@code id}. A table of another
+   * source oid of this pipeline that holds it is parked: renamed to {@code _pgetl_parked_<oid>} in
+   * its schema, never dropped. That happens when a source table was renamed (or its schema was) and
+   * a new table took its old name before the renamed table's next change arrived, or when a source
+   * table was dropped and created again (a new oid). A parked table gets its name back with its
+   * next change, or as soon as the table holding its name moves away; a table that no longer exists
+   * in the source stays parked. A table of that name that this pipeline did not create is left
+   * alone: creating or renaming into its name then fails with {@code DESTINATION_SCHEMA_ERROR}.
+   */
+  private void claimName(Connection conn, Staged staged, TableName name, TableId id)
+      throws SQLException {
+    // serializes the pgetl writers that take or leave this name, in every pipeline
+    try (PreparedStatement ps =
+        conn.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))")) {
+      ps.setString(1, "pgetl mirror target name");
+      ps.setString(2, name.quoted());
+      ps.execute();
+    }
+    for (Table holder : readHolders(conn, name)) {
+      if (holder.id().equals(id)) {
+        continue;
+      }
+      lockForDdl(conn, staged, holder.id());
+      List<Table> now = read(conn, holder.id());
+      Table h = now.isEmpty() ? null : now.get(0);
+      if (h == null || !h.named(name)) {
+        continue; // it moved while we waited for its lock
+      }
+      String parked = "_pgetl_parked_" + h.id().oid();
+      exec(
+          conn,
+          "ALTER TABLE " + h.quotedName() + " RENAME TO " + TableName.quoteIdentifier(parked));
+      Table moved = h.movedTo(h.sourceName(), h.schema(), parked);
+      saveTarget(conn, moved);
+      staged.put(moved);
+      staged.changedSchema.put(moved.id(), Boolean.TRUE);
+      log.warn(
+          "target table {} of source table {} moved to {}: source table {} is now named {}",
+          h.quotedName(),
+          h.id(),
+          moved.quotedName(),
+          id,
+          name);
+    }
+  }
+
+  /**
+   * Renames a target table to the source table's new name (and schema), taking the name over from a
+   * table that holds it; then gives the name it left to a parked table that wants it.
+   */
+  private Table move(Connection conn, Staged staged, Table t, TableName to) throws SQLException {
+    claimName(conn, staged, to, t.id());
+    if (relationExists(conn, to)) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_SCHEMA_ERROR,
+          "cannot rename target table "
+              + t.quotedName()
+              + " of source table "
+              + t.id()
+              + " to "
+              + to.quoted()
+              + ", the source table's new name: a table of that name exists that pgetl did not"
+              + " create",
+          "relation " + to.quoted() + " already exists (SQLSTATE 42P07); rename or drop it");
+    }
+    createSchema(conn, to.schema());
+    String quotedTo = TableName.quoteIdentifier(to.name());
+    if (t.schema().equals(to.schema())) {
+      exec(conn, "ALTER TABLE " + t.quotedName() + " RENAME TO " + quotedTo);
+    } else {
+      // through a name of its own, so that the old name cannot collide in the new schema
+      String moving = TableName.quoteIdentifier("_pgetl_moving_" + t.id().oid());
+      String inOld = TableName.quoteIdentifier(t.schema()) + "." + moving;
+      String inNew = TableName.quoteIdentifier(to.schema()) + "." + moving;
+      exec(conn, "ALTER TABLE " + t.quotedName() + " RENAME TO " + moving);
+      exec(conn, "ALTER TABLE " + inOld + " SET SCHEMA " + TableName.quoteIdentifier(to.schema()));
+      exec(conn, "ALTER TABLE " + inNew + " RENAME TO " + quotedTo);
+    }
+    Table moved = t.movedTo(to.toString(), to.schema(), to.name());
+    saveTarget(conn, moved);
+    staged.put(moved);
+    staged.changedSchema.put(moved.id(), Boolean.TRUE);
+    log.info(
+        "target table {} of source table {} renamed to {}",
+        t.quotedName(),
+        t.id(),
+        moved.quotedName());
+    TableName left = new TableName(t.schema(), t.name());
+    for (Table waiting : readWanting(conn, left)) {
+      if (waiting.id().equals(t.id()) || waiting.named(left)) {
+        continue;
+      }
+      lockForDdl(conn, staged, waiting.id());
+      List<Table> now = read(conn, waiting.id());
+      Table w = now.isEmpty() ? null : now.get(0);
+      if (w != null && w.sourceName().equals(left.toString()) && !w.named(left)) {
+        move(conn, staged, w, left);
+      }
+    }
+    return moved;
+  }
+
+  private static boolean relationExists(Connection conn, TableName name) throws SQLException {
+    try (PreparedStatement ps = conn.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, name.quoted());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  private void saveTarget(Connection conn, Table t) throws SQLException {
+    update(
+        conn,
+        "UPDATE _pgetl.mirror_tables SET source_name = ?, target_schema = ?, target_table = ?"
+            + " WHERE pipeline_id = ? AND table_oid = ?",
+        t.sourceName(),
+        t.schema(),
+        t.name(),
+        pipelineId,
+        t.id().oid());
+  }
+
+  private Table create(Connection conn, Staged staged, ReplicatedTableSchema schema)
+      throws SQLException {
     TableName name = schema.name();
-    forgetOtherOids(conn, schema.id(), name);
+    claimName(conn, staged, name, schema.id());
     int[] key = RowKey.columns(schema);
     List<Column> columns = new ArrayList<>();
     List<String> defs = new ArrayList<>();
@@ -319,7 +543,7 @@ final class MirrorCatalog {
             columns,
             snapshotLsn(schema),
             null);
-    exec(conn, "CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(t.schema()));
+    createSchema(conn, t.schema());
     exec(conn, "CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
     update(
         conn,
@@ -337,19 +561,33 @@ final class MirrorCatalog {
   }
 
   /**
-   * Removes the tables this pipeline created under the same target name for another source oid: a
-   * source table dropped and created again gets a new oid.
+   * Creates a target schema unless it exists, safely while other transactions create it too: the
+   * first batches of several tables of a new schema are written at once, each in its own
+   * transaction, and {@code CREATE SCHEMA IF NOT EXISTS} does not see a schema that another
+   * transaction created but did not commit yet. It waits for that transaction, then fails with a
+   * duplicate key in {@code pg_namespace} (23505) or {@code duplicate_schema} (42P06) once it
+   * commits; the schema exists then, and only the statement is rolled back (to a savepoint).
    */
-  private void forgetOtherOids(Connection conn, TableId id, TableName name) throws SQLException {
-    for (Table old : read(conn, null)) {
-      if (!old.id().equals(id)
-          && old.schema().equals(name.schema())
-          && old.name().equals(name.name())) {
-        exec(conn, "DROP TABLE IF EXISTS " + old.quotedName());
-        forget(conn, old.id());
-        tables.remove(old.id());
+  static void createSchema(Connection conn, String schema) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+      ps.setString(1, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return;
+        }
       }
     }
+    exec(conn, "SAVEPOINT pgetl_create_schema");
+    try {
+      exec(conn, "CREATE SCHEMA IF NOT EXISTS " + TableName.quoteIdentifier(schema));
+    } catch (SQLException e) {
+      if (!"23505".equals(e.getSQLState()) && !"42P06".equals(e.getSQLState())) {
+        throw e;
+      }
+      exec(conn, "ROLLBACK TO SAVEPOINT pgetl_create_schema"); // created by the other transaction
+    }
+    exec(conn, "RELEASE SAVEPOINT pgetl_create_schema");
   }
 
   private Column columnFor(Connection conn, ColumnSchema cs, int keyOrdinal) throws SQLException {
@@ -540,24 +778,20 @@ final class MirrorCatalog {
   }
 
   /**
-   * Drops a source table's target table and every bookkeeping row of it (for a new copy). A table
-   * of that name that pgetl did not create is left alone (creating the table later fails).
+   * Drops a source table's target table, found by the source table's oid wherever it is named now,
+   * and every bookkeeping row of it (for a new copy). Nothing is dropped by name: a table of
+   * another oid that holds the name the new copy needs is parked when the copy creates its table
+   * (see {@link #claimName}), and a table that pgetl did not create is left alone.
    *
    * @param conn the transaction's connection
    * @param staged the transaction's catalog changes
    * @param id the source table
-   * @param name the source table's name
    * @throws SQLException when the DDL fails
    */
-  void drop(Connection conn, Staged staged, TableId id, TableName name) throws SQLException {
-    lockTable(conn, id);
-    for (Table t : read(conn, null)) {
-      boolean sameName = t.schema().equals(name.schema()) && t.name().equals(name.name());
-      if (t.id().equals(id) || sameName) {
-        exec(conn, "DROP TABLE IF EXISTS " + t.quotedName());
-        forget(conn, t.id());
-        staged.tables.put(t.id(), null);
-      }
+  void drop(Connection conn, Staged staged, TableId id) throws SQLException {
+    lockForDdl(conn, staged, id);
+    for (Table t : read(conn, id)) {
+      exec(conn, "DROP TABLE IF EXISTS " + t.quotedName());
     }
     forget(conn, id);
     staged.tables.put(id, null);
@@ -571,6 +805,93 @@ final class MirrorCatalog {
           pipelineId,
           id.oid());
     }
+  }
+
+  // --- copy attempts
+
+  /**
+   * Makes {@code attempt} the table's current copy attempt. Call first in the drop's transaction:
+   * the row lock it takes waits for the copy batches of the table that are being written (they hold
+   * the row {@code FOR SHARE}, see {@link #lockAttempt}), and makes the batches that come later see
+   * the new attempt.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param attempt the attempt the drop names
+   * @throws SQLException when the bookkeeping fails
+   */
+  void startAttempt(Connection conn, TableId id, UUID attempt) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_copy_attempts VALUES (?, ?, ?, false, NULL, NULL)"
+                + " ON CONFLICT (pipeline_id, table_oid) DO UPDATE SET attempt_id ="
+                + " EXCLUDED.attempt_id, finished = false, batch_count = NULL, row_count = NULL")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, attempt);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Returns the table's current copy attempt and keeps it from changing until the transaction ends:
+   * a drop for a new attempt waits until a batch of the old one is committed, and a batch that
+   * comes after the drop's commit sees the new attempt.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param forUpdate true to lock the row exclusively (for the {@code Finish} that updates it)
+   * @return the attempt the last drop named, or null when no drop was recorded
+   * @throws SQLException when the query fails
+   */
+  UUID lockAttempt(Connection conn, TableId id, boolean forUpdate) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT attempt_id FROM _pgetl.mirror_copy_attempts WHERE pipeline_id = ?"
+                + " AND table_oid = ? FOR "
+                + (forUpdate ? "UPDATE" : "SHARE"))) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getObject(1, UUID.class) : null;
+      }
+    }
+  }
+
+  /**
+   * Marks the current copy attempt of a table finished with the counts of its {@code Finish}, and
+   * returns how many batches of it were stored.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param finish the barrier of the current attempt
+   * @return the number of batches of the attempt stored
+   * @throws SQLException when the bookkeeping fails
+   */
+  long finishAttempt(Connection conn, TableId id, TableCopyWrite.Finish finish)
+      throws SQLException {
+    long stored;
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM _pgetl.mirror_copy_batches WHERE pipeline_id = ?"
+                + " AND table_oid = ? AND attempt_id = ?")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, finish.attemptId());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        stored = rs.getLong(1);
+      }
+    }
+    update(
+        conn,
+        "UPDATE _pgetl.mirror_copy_attempts SET finished = true, batch_count = ?, row_count = ?"
+            + " WHERE pipeline_id = ? AND table_oid = ?",
+        finish.batches(),
+        finish.rows(),
+        pipelineId,
+        id.oid());
+    return stored;
   }
 
   // --- idempotency bookkeeping
@@ -650,6 +971,71 @@ final class MirrorCatalog {
       ps.setInt(2, (int) id.oid());
       ps.execute();
     }
+  }
+
+  /** Reads the target name and schema version of one table (columns left out). */
+  private List<Table> readTargets(Connection conn, TableId id) throws SQLException {
+    List<Table> out = new ArrayList<>();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT source_name, target_schema, target_table, schema_snapshot_lsn"
+                + " FROM _pgetl.mirror_tables WHERE pipeline_id = ? AND table_oid = ?")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new Table(
+                  id,
+                  rs.getString(1),
+                  rs.getString(2),
+                  rs.getString(3),
+                  List.of(),
+                  Lsn.parse(rs.getString(4)),
+                  null));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The tables of this pipeline whose target is named {@code name} (columns left out). */
+  private List<Table> readHolders(Connection conn, TableName name) throws SQLException {
+    return readWhere(conn, "target_schema = ? AND target_table = ?", name.schema(), name.name());
+  }
+
+  /** The tables of this pipeline whose source is named {@code name} (columns left out). */
+  private List<Table> readWanting(Connection conn, TableName name) throws SQLException {
+    return readWhere(conn, "source_name = ?", name.toString());
+  }
+
+  private List<Table> readWhere(Connection conn, String where, String... params)
+      throws SQLException {
+    List<Table> out = new ArrayList<>();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT table_oid, source_name, target_schema, target_table, schema_snapshot_lsn"
+                + " FROM _pgetl.mirror_tables WHERE pipeline_id = ? AND "
+                + where)) {
+      ps.setString(1, pipelineId);
+      for (int i = 0; i < params.length; i++) {
+        ps.setString(i + 2, params[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new Table(
+                  new TableId(rs.getLong(1)),
+                  rs.getString(2),
+                  rs.getString(3),
+                  rs.getString(4),
+                  List.of(),
+                  Lsn.parse(rs.getString(5)),
+                  null));
+        }
+      }
+    }
+    return out;
   }
 
   /** Reads one table (or all when {@code only} is null) of this pipeline from the bookkeeping. */

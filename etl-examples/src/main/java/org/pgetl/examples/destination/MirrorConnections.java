@@ -100,6 +100,24 @@ final class MirrorConnections {
     closeQuietly(c);
   }
 
+  /**
+   * Closes the idle connections: after one connection was lost, the others were most likely lost
+   * with it (a restart of the target closes them all), and the next write should not find out one
+   * by one.
+   */
+  void discardIdle() {
+    List<Connection> stale;
+    lock.lock();
+    try {
+      stale = new ArrayList<>(idle);
+      idle.clear();
+      open.removeAll(stale);
+    } finally {
+      lock.unlock();
+    }
+    stale.forEach(MirrorConnections::closeQuietly);
+  }
+
   /** Closes every connection, idle or not; later {@link #acquire()} calls fail. */
   void closeAll() {
     List<Connection> all;

@@ -117,7 +117,9 @@ final class MirrorRows {
       throws SQLException {
     List<Column> columns = columns(t, schema);
     List<String> names = columns.stream().map(Column::quoted).toList();
-    String sql = "COPY " + t.quotedName() + " (" + String.join(", ", names) + ") FROM STDIN";
+    // a table without columns has rows of no values: COPY takes one empty line for each
+    String list = names.isEmpty() ? "" : " (" + String.join(", ", names) + ")";
+    String sql = "COPY " + t.quotedName() + list + " FROM STDIN";
     try {
       copyIn(conn, t, columns, sql, rows);
     } catch (SQLException e) {
@@ -267,6 +269,9 @@ final class MirrorRows {
         assignments.add(columns.get(i).quoted() + " = ?::" + columns.get(i).targetType());
         params.add(values[i]);
       }
+    }
+    if (assignments.isEmpty()) {
+      return; // no value to change (a table without columns)
     }
     String sql =
         "UPDATE "
@@ -586,7 +591,7 @@ final class MirrorRows {
               ? c.quoted() + "::text IS NOT DISTINCT FROM (?::" + c.targetType() + ")::text"
               : c.quoted() + " = ?::" + c.targetType());
     }
-    String all = String.join(" AND ", conditions);
+    String all = conditions.isEmpty() ? "TRUE" : String.join(" AND ", conditions);
     return wholeRow
         ? " WHERE ctid = (SELECT ctid FROM " + t.quotedName() + " WHERE " + all + " LIMIT 1)"
         : " WHERE " + all;
@@ -625,6 +630,15 @@ final class MirrorRows {
   /** Inserts rows with multi-row statements; upserts by key when the table has one. */
   private void writeInserts(Table t, List<Column> columns, List<String[]> rows)
       throws SQLException {
+    if (columns.isEmpty()) { // a table without columns: rows of no values
+      try (PreparedStatement ps =
+          conn.prepareStatement(
+              "INSERT INTO " + t.quotedName() + " SELECT FROM generate_series(1, ?)")) {
+        ps.setInt(1, rows.size());
+        ps.executeUpdate();
+      }
+      return;
+    }
     int perStatement = rowsPerStatement(columns.size());
     for (int from = 0; from < rows.size(); from += perStatement) {
       List<String[]> chunk = rows.subList(from, Math.min(rows.size(), from + perStatement));

@@ -43,13 +43,22 @@ import org.slf4j.LoggerFactory;
  * that exist in the source only. The primary key is the source's replica identity columns, else its
  * primary key; a table with neither (REPLICA IDENTITY FULL, no primary key) gets no key, and its
  * updates and deletes change one row that equals the old row. Columns carry no defaults and no
- * {@code NOT NULL} besides the key. Schema changes (a {@code Relation} event, or any event that
- * carries a new schema) are applied in the transaction of the rows that follow them: columns are
- * matched by attnum, so dropped, renamed, retyped and added columns are followed, and a changed key
- * is rebuilt. Bookkeeping lives in the schema {@code _pgetl} of the target (see {@link
- * MirrorCatalog}); user logical messages are kept in {@code _pgetl.mirror_messages}. A table of the
- * same name that pgetl did not create is never dropped: creating the mirror table then fails with
- * {@code DESTINATION_SCHEMA_ERROR}.
+ * {@code NOT NULL} besides the key; a source table without columns ({@code CREATE TABLE t ()})
+ * becomes a target table without columns, with as many rows of no values. Schema changes (a {@code
+ * Relation} event, or any event that carries a new schema) are applied in the transaction of the
+ * rows that follow them: columns are matched by attnum, so dropped, renamed, retyped and added
+ * columns are followed, and a changed key is rebuilt. Bookkeeping lives in the schema {@code
+ * _pgetl} of the target (see {@link MirrorCatalog}); user logical messages are kept in {@code
+ * _pgetl.mirror_messages}. A table of the same name that pgetl did not create is never dropped:
+ * creating the mirror table then fails with {@code DESTINATION_SCHEMA_ERROR}.
+ *
+ * <p>Target tables follow the source table's oid, never its name: a table renamed in the source
+ * ({@code ALTER TABLE ... RENAME}, {@code SET SCHEMA}, {@code ALTER SCHEMA ... RENAME}) is renamed
+ * in the target, with its rows, by the next event that carries its new name. A new table copied
+ * under a name that another table of the pipeline still holds (renamed or dropped in the source)
+ * parks that table as {@code _pgetl_parked_<oid>} in its schema instead of dropping it; the parked
+ * table gets its name back with its next change, or when the table holding the name moves on.
+ * Renaming onto a table that pgetl did not create fails with {@code DESTINATION_SCHEMA_ERROR}.
  *
  * <h2>Idempotency</h2>
  *
@@ -57,17 +66,26 @@ import org.slf4j.LoggerFactory;
  * that commits the rows together with the bookkeeping that says they are there.
  *
  * <ul>
- *   <li>Copy: {@code _pgetl.mirror_copy_batches} holds the id of every batch the current copy
- *       attempt stored; the transaction first inserts the batch id ({@code ON CONFLICT DO NOTHING})
- *       and skips the rows when the id was there. Rows go in with {@code COPY ... FROM STDIN}.
+ *   <li>Copy: {@code _pgetl.mirror_copy_attempts} holds each table's current copy attempt, written
+ *       first in the transaction of the drop that names it. A batch's transaction reads it {@code
+ *       FOR SHARE} (so a drop for a new attempt waits until the batch commits, and a batch that
+ *       comes after the drop sees the new attempt) and skips a batch of another attempt — a late
+ *       batch of an abandoned attempt — answering it {@code durable()}. {@code
+ *       _pgetl.mirror_copy_batches} holds the id of every batch the current copy attempt stored;
+ *       the transaction inserts the batch id ({@code ON CONFLICT DO NOTHING}) and skips the rows
+ *       when the id was there. Rows go in with {@code COPY ... FROM STDIN}. The {@code Finish} of
+ *       the current attempt checks that every batch it counts is stored and marks the attempt
+ *       finished with its counts; a {@code Finish} of another attempt changes nothing. A write of a
+ *       catch-up stream reads the attempt {@code FOR SHARE} too, and one of another attempt's
+ *       stream is skipped and answered {@code durable()}.
  *   <li>Events: {@code _pgetl.mirror_tables} holds, per table, the greatest {@link
  *       EventSequenceKey} applied. The engine keeps each table's events in order, so an event at or
  *       below it was applied before a restart and is skipped. A {@code Relation} event shares the
  *       key of the change it precedes: it is applied when that change is new, and does not move the
  *       key itself. Inserts and full updates are upserts by key; a {@code Partial} update sets only
  *       the columns it carries, so the unchanged TOAST columns keep their current values.
- *   <li>{@link #dropTableForCopy}: drops the table and forgets its batch ids and applied key, so
- *       the new copy attempt starts clean.
+ *   <li>{@link #dropTableForCopy}: records the new attempt, drops the table and forgets its batch
+ *       ids and applied key, so the new copy attempt starts clean.
  * </ul>
  *
  * <h2>Threads, connections and answers</h2>
@@ -78,16 +96,20 @@ import org.slf4j.LoggerFactory;
  * {@code Finish} barriers and drops go to a pool of {@code copyConnections} threads ({@code
  * pgetl-pgmirror-copy-<pipeline>-<n>}) that run concurrently: two partitions of one table insert
  * disjoint rows, so they never wait for each other's row locks, and creating a table runs under a
- * transaction-scoped advisory lock, so the first batches of two partitions create it once. Each
- * thread borrows a connection from a pool of at most one per thread; a broken connection is closed
- * and replaced by the next write.
+ * transaction-scoped advisory lock, so the first batches of two partitions create it once. The
+ * first batches of several tables of a new schema create the schema at once: the one that loses the
+ * race waits for the winner's commit and goes on with the schema it created (see {@link
+ * MirrorCatalog#createSchema}). Each thread borrows a connection from a pool of at most one per
+ * thread; a broken connection is closed and replaced, and a write whose connection was lost (the
+ * target restarted, or the server closed an idle connection) runs once more on a new connection
+ * before it is answered.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
- * merely "accepted"), or {@code fail(EtlException)} with a {@code DESTINATION_*} kind chosen from
- * the SQLSTATE, which the detail carries, after a rollback. Error details never carry row values:
- * quoted parts of the server's message are masked. {@link #shutdown()} lets running writes commit,
- * answers the writes still queued with {@code shutdown()} (they are delivered again at the next
- * start), then closes the connections.
+ * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a
+ * {@code DESTINATION_*} kind chosen from the SQLSTATE, which the detail carries, after a rollback.
+ * Error details never carry row values: quoted parts of the server's message are masked. {@link
+ * #shutdown()} lets running writes commit, answers the writes still queued with {@code shutdown()}
+ * (they are delivered again at the next start), then closes the connections.
  *
  * <h2>Throughput</h2>
  *
@@ -185,23 +207,31 @@ public final class PostgresMirrorDestination implements Destination {
   }
 
   /**
-   * Drops the table and its bookkeeping (batch ids, applied sequence key), in one transaction.
+   * Records {@code attemptId} as the table's current copy attempt, and drops the table and its
+   * bookkeeping (batch ids, applied sequence key), in one transaction.
    *
    * @param table the table to drop
+   * @param attemptId the copy attempt that follows
    * @param result answered {@code durable()} after the commit
    */
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+    Objects.requireNonNull(attemptId, "attemptId");
     submit(
         copies,
         result,
         "drop table " + table.name() + " for a new copy",
-        (conn, staged) -> catalog.drop(conn, staged, table.id(), table.name()));
+        (conn, staged) -> {
+          catalog.startAttempt(conn, table.id(), attemptId); // first: it waits for batches
+          catalog.drop(conn, staged, table.id());
+        });
   }
 
   /**
-   * Stores a copy batch (skipped when its id was stored before), or answers the {@code Finish}
-   * barrier, creating the table if the copy had no rows.
+   * Stores a copy batch (skipped when its id was stored before, or when it belongs to an attempt
+   * that a later drop abandoned), or ends the current attempt at its {@code Finish} barrier:
+   * creates the table if the copy had no rows, checks that every batch it counts is stored, and
+   * marks the attempt finished.
    *
    * @param table the table's schema
    * @param write the batch or the barrier
@@ -217,11 +247,12 @@ public final class PostgresMirrorDestination implements Destination {
           "copy batch " + batch.id() + " of table " + table.name(),
           (conn, staged) -> copyBatch(conn, staged, table, batch));
     } else {
+      TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
       submit(
           copies,
           result,
           "finish the copy of table " + table.name(),
-          (conn, staged) -> catalog.ensure(conn, staged, table));
+          (conn, staged) -> finish(conn, staged, table, finish));
     }
   }
 
@@ -245,7 +276,22 @@ public final class PostgresMirrorDestination implements Destination {
             + events.get(0).sequenceKey()
             + " to "
             + events.get(events.size() - 1).sequenceKey();
-    submit(this.events, result, what, (conn, staged) -> applyEvents(conn, staged, events));
+    submit(
+        this.events,
+        result,
+        what,
+        (conn, staged) -> {
+          if (stream.kind() == StreamId.Kind.TABLE_SYNC) {
+            // shared lock: a drop naming a new attempt waits for this write, a write after it sees
+            // it
+            UUID current = catalog.lockAttempt(conn, stream.table(), false);
+            if (current != null && !current.equals(stream.copyAttempt())) {
+              log.debug("{} of abandoned catch-up stream {}: skipped", what, stream);
+              return;
+            }
+          }
+          applyEvents(conn, staged, events);
+        });
   }
 
   /**
@@ -273,12 +319,56 @@ public final class PostgresMirrorDestination implements Destination {
   private void copyBatch(
       Connection conn, Staged staged, ReplicatedTableSchema schema, TableCopyWrite.Batch batch)
       throws SQLException {
+    UUID current = catalog.lockAttempt(conn, schema.id(), false);
+    if (current != null && !current.equals(batch.id().attemptId())) {
+      log.debug(
+          "copy batch {} of table {} belongs to an abandoned attempt (the current one is {}):"
+              + " skipped",
+          batch.id(),
+          schema.name(),
+          current);
+      return;
+    }
     if (!catalog.recordCopyBatch(conn, schema.id(), batch.id())) {
       log.debug("copy batch {} of table {} was stored before: skipped", batch.id(), schema.name());
       return;
     }
     Table t = catalog.ensure(conn, staged, schema);
     MirrorRows.copy(conn, t, schema, batch.rows());
+  }
+
+  private void finish(
+      Connection conn, Staged staged, ReplicatedTableSchema schema, TableCopyWrite.Finish finish)
+      throws SQLException {
+    UUID current = catalog.lockAttempt(conn, schema.id(), true);
+    if (current != null && !current.equals(finish.attemptId())) {
+      log.debug(
+          "copy Finish of table {} ends abandoned attempt {} (the current one is {}): ignored",
+          schema.name(),
+          finish.attemptId(),
+          current);
+      return;
+    }
+    catalog.ensure(conn, staged, schema);
+    if (current == null) {
+      return; // no drop recorded (a mirror written before attempts were kept): nothing to check
+    }
+    long stored = catalog.finishAttempt(conn, schema.id(), finish);
+    if (stored != finish.batches()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR,
+          "the copy of table "
+              + schema.name()
+              + " (attempt "
+              + finish.attemptId()
+              + ") ends with "
+              + finish.batches()
+              + " batches, but the mirror in "
+              + target.describe()
+              + " stored "
+              + stored,
+          "a batch that the engine counts is not in the mirror");
+    }
   }
 
   private void applyEvents(Connection conn, Staged staged, List<Event> events) throws SQLException {
@@ -341,7 +431,7 @@ public final class PostgresMirrorDestination implements Destination {
       Map<TableId, EventSequenceKey> applied,
       boolean advances)
       throws SQLException {
-    Table t = catalog.table(staged, schema.id());
+    Table t = catalog.current(conn, staged, schema.id());
     EventSequenceKey through =
         applied.containsKey(schema.id())
             ? applied.get(schema.id())
@@ -349,8 +439,8 @@ public final class PostgresMirrorDestination implements Destination {
     if (through != null && e.sequenceKey().compareTo(through) <= 0) {
       return null;
     }
-    if (t == null || !t.matches(schema)) {
-      rows.flush(); // pending rows follow the old columns
+    if (t == null || !t.matches(schema) || !t.named(schema.name())) {
+      rows.flush(); // pending rows follow the old columns and name
       try {
         t = catalog.ensure(conn, staged, schema);
       } catch (SQLException ddl) {
@@ -379,6 +469,19 @@ public final class PostgresMirrorDestination implements Destination {
   }
 
   private void inTransaction(String what, SqlWork work) {
+    if (!attempt(what, work, true)) {
+      attempt(what, work, false);
+    }
+  }
+
+  /**
+   * Runs the work in one transaction and publishes its catalog changes after the commit. Returns
+   * false, once the transaction is rolled back, when its connection was lost and the work may run
+   * again: a pooled connection that the server closed while it sat idle (a restart of the target,
+   * {@code pg_terminate_backend}) fails the next statement, and writing again on a new connection
+   * is safe because every write is idempotent.
+   */
+  private boolean attempt(String what, SqlWork work, boolean mayRetry) {
     Staged staged = new Staged();
     Connection conn;
     try {
@@ -392,6 +495,16 @@ public final class PostgresMirrorDestination implements Destination {
       conn.commit();
     } catch (SQLException e) {
       broken = rollback(conn, e);
+      if (broken && mayRetry) {
+        connections.discardIdle(); // lost with this one, most likely
+        log.info(
+            "connection to {} lost ({}, SQLSTATE {}): writing again on a new connection ({})",
+            target.describe(),
+            masked(serverError(unwrap(e))),
+            sqlState(unwrap(e)),
+            what);
+        return false;
+      }
       throw error(what, e);
     } catch (RuntimeException e) {
       broken = rollback(conn, null);
@@ -407,6 +520,11 @@ public final class PostgresMirrorDestination implements Destination {
       connections.release(conn, broken);
     }
     catalog.publish(staged); // only now: a rolled-back transaction leaves memory as it was
+    return true;
+  }
+
+  private static SQLException unwrap(SQLException e) {
+    return e instanceof MirrorRows.TableWriteFailure f ? f.statementFailure() : e;
   }
 
   /** Rolls back; returns true when the connection is broken and must be replaced. */

@@ -7,7 +7,9 @@ import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import org.pgetl.destination.AsyncResult;
@@ -21,6 +23,7 @@ import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Event;
 import org.pgetl.model.OldRow;
 import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
 import org.pgetl.model.TableRow;
 import org.pgetl.model.UpdatedRow;
 
@@ -44,14 +47,27 @@ import org.pgetl.model.UpdatedRow;
  * {@code relation} line carries the {@code seq} of the change after it: apply it when its {@code
  * seq} is new, but do not count it as applied, or that change would be skipped. A {@code
  * drop_table_for_copy} line tells the reader to forget the table's rows, batch ids and last {@code
- * seq}.
+ * seq}; it names the copy attempt that follows ({@code "attempt"}), and every {@code copy} line's
+ * {@code batch} starts with the attempt it belongs to.
+ *
+ * <h2>Copy attempts</h2>
+ *
+ * A copy batch of an abandoned attempt can still arrive after the next attempt's drop (the engine
+ * waits for in-flight answers only up to its shutdown timeout). The writer thread remembers, per
+ * table, the attempt the last {@code drop_table_for_copy} named, and prints nothing for a batch or
+ * a {@code Finish} of another attempt (it still answers {@code durable()}: the engine must not wait
+ * for it). A write of the catch-up stream of another attempt ({@code StreamId.tableSync} naming it)
+ * prints nothing either. A reader that starts in the middle of the output can apply the same rule:
+ * skip {@code copy} lines whose batch is not of the attempt the table's last drop line named. The
+ * {@code copy_finished} line ends an attempt and says how many batches and rows it sent. Every
+ * answer is {@code durable()}, so nothing is deferred and no state is kept per {@code StreamId}.
  *
  * <h2>Lines</h2>
  *
  * <pre>
- * {"kind":"drop_table_for_copy","table":"public.t","table_id":16384}
+ * {"kind":"drop_table_for_copy","table":"public.t","table_id":16384,"attempt":"&lt;uuid&gt;"}
  * {"kind":"copy","table":"public.t","table_id":16384,"batch":"&lt;uuid&gt;#0","batch_row":0,"row":{"id":1,"name":"a"}}
- * {"kind":"copy_finished","table":"public.t","table_id":16384}
+ * {"kind":"copy_finished","table":"public.t","table_id":16384,"attempt":"&lt;uuid&gt;","batches":1,"rows":1}
  * {"kind":"begin","seq":"...","commit_lsn":"0/16B3748","start_lsn":"0/16B3700","xid":740,"commit_time":"2024-05-01T10:00:00Z"}
  * {"kind":"relation", ...,"table":"public.t","table_id":16384,"identity":"PRIMARY_KEY","columns":[{"name":"id","type":"integer","type_oid":23,"attnum":1,"primary_key":true,"nullable":false}]}
  * {"kind":"insert", ...,"table":"public.t","table_id":16384,"row":{...}}
@@ -109,6 +125,9 @@ public final class StdoutJsonDestination implements Destination {
   private final PrintStream errorCheck;
   private final SerialWriter writer;
 
+  // the attempt each table's last drop named; used on the writer thread only
+  private final Map<TableId, UUID> attempts = new HashMap<>();
+
   /** Creates a destination that prints to {@link System#out}. */
   public StdoutJsonDestination() {
     this(System.out);
@@ -159,18 +178,28 @@ public final class StdoutJsonDestination implements Destination {
   }
 
   /**
-   * Prints a {@code drop_table_for_copy} line: the reader forgets what it holds of the table.
+   * Prints a {@code drop_table_for_copy} line (the reader forgets what it holds of the table) and
+   * makes {@code attemptId} the table's current copy attempt.
    *
    * @param table the table
+   * @param attemptId the copy attempt that follows
    * @param result answered {@code durable()} once the line is flushed
    */
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-    writer.submit(result, () -> print(tableLine("drop_table_for_copy", table).end()));
+    Objects.requireNonNull(attemptId, "attemptId");
+    writer.submit(
+        result,
+        () -> {
+          attempts.put(table.id(), attemptId);
+          print(
+              tableLine("drop_table_for_copy", table).field("attempt", attemptId.toString()).end());
+        });
   }
 
   /**
-   * Prints one {@code copy} line per row of a batch, or a {@code copy_finished} line.
+   * Prints one {@code copy} line per row of a batch, or a {@code copy_finished} line; prints
+   * nothing for a batch or barrier of an attempt that a later drop abandoned.
    *
    * @param table the table
    * @param write the batch or the barrier
@@ -182,9 +211,21 @@ public final class StdoutJsonDestination implements Destination {
     writer.submit(
         result,
         () -> {
-          if (!(write instanceof TableCopyWrite.Batch batch)) {
-            print(tableLine("copy_finished", table).end());
+          UUID current = attempts.get(table.id());
+          if (write instanceof TableCopyWrite.Finish finish) {
+            if (current == null || current.equals(finish.attemptId())) {
+              print(
+                  tableLine("copy_finished", table)
+                      .field("attempt", finish.attemptId().toString())
+                      .field("batches", finish.batches())
+                      .field("rows", finish.rows())
+                      .end());
+            }
             return;
+          }
+          TableCopyWrite.Batch batch = (TableCopyWrite.Batch) write;
+          if (current != null && !current.equals(batch.id().attemptId())) {
+            return; // a late batch of an abandoned attempt: its rows must not be applied
           }
           StringBuilder lines = new StringBuilder();
           for (int i = 0; i < batch.rows().size(); i++) {
@@ -213,12 +254,27 @@ public final class StdoutJsonDestination implements Destination {
     writer.submit(
         result,
         () -> {
+          if (isStale(stream)) {
+            return; // the catch-up stream of an abandoned attempt: its changes must not be applied
+          }
           StringBuilder lines = new StringBuilder();
           for (Event event : events) {
             lines.append(eventLine(event));
           }
           print(lines);
         });
+  }
+
+  /**
+   * Tells whether a write comes from the catch-up stream of a copy attempt that a later drop
+   * abandoned. Runs on the writer thread.
+   */
+  private boolean isStale(StreamId stream) {
+    if (stream.kind() != StreamId.Kind.TABLE_SYNC) {
+      return false;
+    }
+    UUID current = attempts.get(stream.table());
+    return current != null && !current.equals(stream.copyAttempt());
   }
 
   /**

@@ -93,7 +93,9 @@ class CliErrorsIT {
     assertThat(r.errLines().get(0))
         .startsWith("error: SOURCE_CONNECTION_FAILED: ")
         .contains("127.0.0.1")
-        .contains("hint: ");
+        .contains("hint: ")
+        .contains("then run the command again")
+        .doesNotContain("by itself"); // the process exits: it does not reconnect by itself
   }
 
   @Test

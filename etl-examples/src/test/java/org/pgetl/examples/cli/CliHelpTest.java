@@ -13,11 +13,13 @@ class CliHelpTest {
 
   @ParameterizedTest
   @CsvSource({
-    "'', pgetl, demo|replicate|lifecycle",
+    "'', pgetl, demo|replicate|check|lifecycle",
     "demo, pgetl demo, --rows|--duration|--rate|--duckdb-file|--postgres-version|--plain|--verbose",
     "replicate, pgetl replicate,"
         + " --source-url|--publication|--create-publication|--destination|--pipeline-id"
         + "|--state-store|--store-schema|--status-every|--verbose",
+    "check, pgetl check, --source-url|--publication|--pipeline-id|--state-store|--store-schema"
+        + "|--verbose",
     "lifecycle, pgetl lifecycle, show|pause|resume|drain|retire",
     "lifecycle show, pgetl lifecycle show,"
         + " --store-url|--store-schema|--pipeline-id|--destination-name",

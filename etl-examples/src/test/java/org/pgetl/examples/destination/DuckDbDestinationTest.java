@@ -34,12 +34,16 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.OldRow;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
+import org.pgetl.testkit.destination.SchemaBuilder;
 
 @Timeout(120)
 class DuckDbDestinationTest {
@@ -148,8 +152,7 @@ class DuckDbDestinationTest {
             "(1,2)");
     try (Running d = closing(started(file, new Scenario.Context()))) {
       Scenario.Copy copy = Scenario.copyOf(types, List.of(copied), 10);
-      Scenario.sendBatch(d.destination, copy, 0);
-      Scenario.finish(d.destination, types);
+      Scenario.copyAll(d.destination, copy);
       List<Object> v = new ArrayList<>(copied.values());
       v.set(0, 2);
       v.set(5, PgNumeric.of(new java.math.BigDecimal("123456789012345678901234567890.123456789")));
@@ -214,8 +217,7 @@ class DuckDbDestinationTest {
                   TableRow.of(1, Scenario.num("1.50"), LocalDateTime.of(-43, 3, 15, 1, 2)),
                   TableRow.of(2, Scenario.num("2.00"), LocalDateTime.of(2024, 1, 1, 10, 0))),
               10);
-      Scenario.sendBatch(d.destination, copy, 0);
-      Scenario.finish(d.destination, prices);
+      Scenario.copyAll(d.destination, copy);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(typeOf(c, "prices", "price")).isEqualTo("DECIMAL(10,2)");
@@ -256,7 +258,7 @@ class DuckDbDestinationTest {
             .insert(t, TableRow.of(null, "no key"))
             .end();
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.finish(d.destination, t);
+      Scenario.emptyCopy(d.destination, t);
       sendEvents(d.destination, good);
       AsyncResult failed = AsyncResult.create();
       d.destination.writeEvents(StreamId.APPLY, bad, WriteDurability.MAY_DEFER, failed);
@@ -346,7 +348,7 @@ class DuckDbDestinationTest {
                 Lsn.of(0x1f10), commit2, 1, t, Scenario.full(1, "uno"), Scenario.key(1)),
             new Event.Commit(Lsn.of(0x1f20), commit2, 2, Lsn.of(0x2030), time, 0));
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.finish(d.destination, t);
+      Scenario.emptyCopy(d.destination, t);
       sendEvents(d.destination, first);
       sendEvents(d.destination, second);
       sendEvents(d.destination, first); // a replay after a restart changes nothing
@@ -356,28 +358,190 @@ class DuckDbDestinationTest {
     }
   }
 
+  /**
+   * A new source table under the name of an older one (dropped and created again, or the older one
+   * renamed) takes the name; the older copy is kept under a parked name, never dropped by name.
+   */
   @Test
-  void aSourceTableCreatedAgainUnderTheSameNameReplacesTheOldCopy() throws Exception {
+  void aSourceTableCreatedAgainUnderTheSameNameParksTheOldCopy() throws Exception {
     Path file = dir.resolve("recreated.duckdb");
     ReplicatedTableSchema before =
         keyed(17006, "public", "x", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
     ReplicatedTableSchema after =
         keyed(17007, "public", "x", col("id", 23, "integer", 1, 1), col("w", 20, "bigint", 2, 0));
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.drop(d.destination, before);
-      Scenario.sendBatch(
-          d.destination, Scenario.copyOf(before, List.of(TableRow.of(1, "old")), 10), 0);
-      Scenario.finish(d.destination, before);
-      Scenario.drop(d.destination, after);
-      Scenario.sendBatch(
-          d.destination, Scenario.copyOf(after, List.of(TableRow.of(2, 20L)), 10), 0);
-      Scenario.finish(d.destination, after);
+      Scenario.copyAll(d.destination, Scenario.copyOf(before, List.of(TableRow.of(1, "old")), 10));
+      Scenario.copyAll(d.destination, Scenario.copyOf(after, List.of(TableRow.of(2, 20L)), 10));
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
       assertThat(query(c, "SELECT id, w FROM public.x")).containsExactly("2|20");
-      assertThat(query(c, "SELECT table_oid FROM _pgetl.tables")).containsExactly("17007");
-      assertThat(query(c, "SELECT DISTINCT table_oid FROM _pgetl.copy_batches"))
-          .containsExactly("17007");
+      assertThat(query(c, "SELECT id, v FROM public._pgetl_parked_17006")).containsExactly("1|old");
+      assertThat(
+              query(
+                  c,
+                  "SELECT table_oid, duckdb_schema || '.' || duckdb_table FROM _pgetl.tables"
+                      + " ORDER BY table_oid"))
+          .containsExactly("17006|public._pgetl_parked_17006", "17007|public.x");
+    }
+  }
+
+  /**
+   * Renames follow the source table's oid. A new table copied under the name a renamed table still
+   * holds (its rename did not arrive yet) parks the renamed table; the rename, to another schema,
+   * moves it there with its rows and key, and nothing stays parked.
+   */
+  @Test
+  void aNewTableTakingTheNameOfARenamedOneParksItUntilTheRenameArrives() throws Exception {
+    Path file = dir.resolve("moves.duckdb");
+    ReplicatedTableSchema old =
+        keyed(17020, "mv", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema renamed =
+        Scenario.keyedAt(
+            Lsn.of(0x2000),
+            17020,
+            "mv2",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema created =
+        keyed(17021, "mv", "t", col("id", 23, "integer", 1, 1), col("w", 25, "text", 2, 0));
+    Scenario.Context ctx = new Scenario.Context();
+    try (Running d = closing(started(file, ctx))) {
+      Scenario.copyAll(
+          d.destination,
+          Scenario.copyOf(old, List.of(TableRow.of(1, "a"), TableRow.of(2, "b")), 10));
+      Scenario.copyAll(
+          d.destination, Scenario.copyOf(created, List.of(TableRow.of(10, "new")), 10));
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x2000, 1)
+              .relation(renamed)
+              .insert(renamed, TableRow.of(3, "c"))
+              .update(renamed, Scenario.full(1, "a1"), null)
+              .insert(created, TableRow.of(11, "newer"))
+              .end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v FROM mv2.t ORDER BY id"))
+          .containsExactly("1|a1", "2|b", "3|c");
+      assertThat(query(c, "SELECT id, w FROM mv.t ORDER BY id"))
+          .containsExactly("10|new", "11|newer");
+      assertThat(
+              query(
+                  c, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '_pgetl_parked%'"))
+          .containsExactly("0");
+    }
+    assertThat(ctx.metadata.get(renamed.id()).destinationTableId()).isEqualTo("\"mv2\".\"t\"");
+  }
+
+  /**
+   * A parked table whose source still wants the name it lost (changes from before its rename, not
+   * applied yet) takes the name back; when it moves on, the table it parked gets the name again.
+   */
+  @Test
+  void aTableLeavingANameGivesItBackToTheParkedTableThatWantsIt() throws Exception {
+    Path file = dir.resolve("back.duckdb");
+    ReplicatedTableSchema a =
+        keyed(17030, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema aRenamed =
+        Scenario.keyedAt(
+            Lsn.of(0x3000),
+            17030,
+            "pp",
+            "t_old",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema b =
+        keyed(17031, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, Scenario.copyOf(a, List.of(TableRow.of(1, "a")), 10));
+      Scenario.copyAll(d.destination, Scenario.copyOf(b, List.of(TableRow.of(10, "b")), 10));
+      sendEvents(d.destination, new Scenario.Tx(0x2000, 1).insert(a, TableRow.of(2, "a2")).end());
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x3000, 2)
+              .relation(aRenamed)
+              .insert(aRenamed, TableRow.of(3, "a3"))
+              .end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id FROM pp.t_old ORDER BY id")).containsExactly("1", "2", "3");
+      assertThat(query(c, "SELECT id FROM pp.t")).containsExactly("10");
+    }
+  }
+
+  /**
+   * Issue #9 item 14: a table without columns ({@code CREATE TABLE t ()}, which DuckDB cannot
+   * create) stores its rows of no values, through copy, inserts, a delete, a column added and all
+   * columns dropped again.
+   */
+  @Test
+  void aTableWithoutColumnsStoresItsRowsOfNoValues() throws Exception {
+    Path file = dir.resolve("nothing.duckdb");
+    ReplicatedTableSchema empty =
+        SchemaBuilder.table(17040, "public.nothing").identity(IdentityKind.FULL).build();
+    ReplicatedTableSchema withColumn =
+        SchemaBuilder.from(empty).column("a", "int4").snapshotLsn(Lsn.of(0x3000)).build();
+    ReplicatedTableSchema emptyAgain =
+        SchemaBuilder.from(withColumn).dropColumn("a").snapshotLsn(Lsn.of(0x4000)).build();
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(
+          d.destination,
+          Scenario.copyOf(empty, List.of(TableRow.of(), TableRow.of(), TableRow.of()), 2));
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x2000, 1)
+              .insert(empty, TableRow.of())
+              .insert(empty, TableRow.of())
+              .delete(empty, new OldRow.Full(TableRow.of()))
+              .update(empty, new UpdatedRow.Full(TableRow.of()), new OldRow.Full(TableRow.of()))
+              .end());
+      try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+        assertThat(query(c, "SELECT count(*) FROM public.nothing")).containsExactly("4");
+      }
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x3000, 2).relation(withColumn).insert(withColumn, TableRow.of(7)).end());
+      try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+        assertThat(query(c, "SELECT a FROM public.nothing ORDER BY a NULLS FIRST"))
+            .containsExactly("null", "null", "null", "null", "7");
+      }
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x4000, 3).relation(emptyAgain).insert(emptyAgain, TableRow.of()).end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT count(*) FROM public.nothing")).containsExactly("6");
+    }
+  }
+
+  /**
+   * Regression: replacing a table's only column (one dropped, another added in one schema change)
+   * failed, because DuckDB does not drop a table's last column.
+   */
+  @Test
+  void theOnlyColumnOfATableIsReplaced() throws Exception {
+    Path file = dir.resolve("only.duckdb");
+    ReplicatedTableSchema before =
+        SchemaBuilder.table(17041, "public.only")
+            .column("a", "int4")
+            .identity(IdentityKind.FULL)
+            .build();
+    ReplicatedTableSchema after =
+        SchemaBuilder.from(before)
+            .dropColumn("a")
+            .column("b", "text")
+            .snapshotLsn(Lsn.of(0x2000))
+            .build();
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, Scenario.copyOf(before, List.of(TableRow.of(1)), 10));
+      sendEvents(
+          d.destination,
+          new Scenario.Tx(0x2000, 1).relation(after).insert(after, TableRow.of("x")).end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT * FROM public.only ORDER BY b NULLS FIRST"))
+          .containsExactly("null", "x");
     }
   }
 
@@ -385,7 +549,7 @@ class DuckDbDestinationTest {
   void aRelationSharesTheKeyOfTheChangeAfterItAndDoesNotHideIt() throws Exception {
     Path file = dir.resolve("shared.duckdb");
     try (Running d = closing(started(file, new Scenario.Context()))) {
-      Scenario.finish(d.destination, Scenario.SHARED_V1);
+      Scenario.emptyCopy(d.destination, Scenario.SHARED_V1);
       Scenario.writeRelationsSharingKeys(d.destination);
     }
     try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
@@ -409,7 +573,7 @@ class DuckDbDestinationTest {
         keyed(17004, "public", "k", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
     ReplicatedTableSchema withoutId = keyed(17004, "public", "k", col("v", 25, "text", 2, 0));
     try (Running d = closing(started(dir.resolve("k.duckdb"), new Scenario.Context()))) {
-      Scenario.finish(d.destination, t);
+      Scenario.emptyCopy(d.destination, t);
       AsyncResult r = AsyncResult.create();
       d.destination.writeEvents(
           StreamId.APPLY,
@@ -426,6 +590,64 @@ class DuckDbDestinationTest {
   // --- helpers
 
   /** Shuts the destination down at the end of a try block. */
+  /**
+   * Regression: in a file named like a source schema ({@code shop.duckdb} and schema {@code shop})
+   * every statement on {@code "shop"."orders"} failed: DuckDB names the file's catalog {@code shop}
+   * too, and the unqualified name was ambiguous.
+   */
+  @Test
+  void aSchemaNamedLikeTheFileIsCopiedAndStreamed() throws Exception {
+    Path file = dir.resolve("shop.duckdb");
+    ReplicatedTableSchema orders =
+        keyed(17010, "shop", "orders", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, Scenario.copyOf(orders, List.of(TableRow.of(1, "a")), 10));
+      sendEvents(
+          d.destination, new Scenario.Tx(0x1000, 1).insert(orders, TableRow.of(2, "b")).end());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(query(c, "SELECT id, v FROM shop.shop.orders ORDER BY id"))
+          .containsExactly("1|a", "2|b");
+    }
+  }
+
+  /**
+   * A copy attempt is complete only when every batch its Finish counts is stored: the attempt is
+   * marked finished with its counts, and a Finish that counts a batch the file does not hold fails.
+   */
+  @Test
+  void aFinishMarksItsAttemptCompleteOnlyWhenEveryBatchIsStored() throws Exception {
+    Path file = dir.resolve("finish.duckdb");
+    ReplicatedTableSchema t =
+        keyed(17011, "public", "f", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Scenario.Copy copy =
+        Scenario.copyOf(
+            t, List.of(TableRow.of(1, "a"), TableRow.of(2, "b"), TableRow.of(3, "c")), 1);
+    try (Running d = closing(started(file, new Scenario.Context()))) {
+      Scenario.copyAll(d.destination, copy);
+      Scenario.drop(d.destination, copy.table(), copy.attempt());
+      Scenario.sendBatch(d.destination, copy, 0);
+      AsyncResult r = AsyncResult.create();
+      d.destination.writeTableRows(
+          t, new org.pgetl.destination.TableCopyWrite.Finish(copy.attempt(), 3, 3), r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_ERROR);
+      assertThat(o.error().getMessage()).contains("ends with 3 batches").contains("stored 1");
+      Scenario.sendBatch(d.destination, copy, 1);
+      Scenario.sendBatch(d.destination, copy, 2);
+      Scenario.finish(d.destination, copy, 3);
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:" + file)) {
+      assertThat(
+              query(
+                  c,
+                  "SELECT attempt_id, finished, batch_count, row_count FROM _pgetl.copy_attempts"))
+          .containsExactly(copy.attempt() + "|true|3|3");
+      assertThat(query(c, "SELECT count(*) FROM public.f")).containsExactly("3");
+    }
+  }
+
   private record Running(DuckDbDestination destination) implements AutoCloseable {
     @Override
     public void close() {

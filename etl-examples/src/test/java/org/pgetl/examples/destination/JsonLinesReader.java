@@ -22,6 +22,7 @@ final class JsonLinesReader {
     final Map<Long, String> columnsByAttnum = new LinkedHashMap<>();
     final List<String> key = new ArrayList<>();
     String lastSeq;
+    String attempt; // named by the last drop line: copy lines of another attempt are stale
   }
 
   private final Map<Long, TableState> tables = new HashMap<>();
@@ -38,10 +39,17 @@ final class JsonLinesReader {
   private void line(Map<String, Object> l) {
     String kind = (String) l.get("kind");
     switch (kind) {
-      case "drop_table_for_copy" -> tables.remove(tableId(l));
+      case "drop_table_for_copy" -> {
+        tables.remove(tableId(l));
+        table(tableId(l)).attempt = (String) l.get("attempt");
+      }
       case "copy" -> {
         TableState t = table(tableId(l));
-        if (t.batches.add(l.get("batch") + "/" + l.get("batch_row"))) {
+        String batch = (String) l.get("batch");
+        if (t.attempt != null && !batch.startsWith(t.attempt + "#")) {
+          return; // a late batch of an abandoned attempt
+        }
+        if (t.batches.add(batch + "/" + l.get("batch_row"))) {
           t.rows.add(new LinkedHashMap<>(obj(l.get("row"))));
         }
       }

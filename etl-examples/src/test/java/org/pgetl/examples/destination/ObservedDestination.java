@@ -58,7 +58,7 @@ final class ObservedDestination implements Destination {
 
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-    delegate.dropTableForCopy(table, UUID.randomUUID(), forward(result, false));
+    delegate.dropTableForCopy(table, attemptId, forward(result, false));
   }
 
   @Override
@@ -83,7 +83,7 @@ final class ObservedDestination implements Destination {
         marker = true;
       }
     }
-    delegate.writeEvents(StreamId.APPLY, events, durability, forward(result, marker));
+    delegate.writeEvents(stream, events, durability, forward(result, marker));
   }
 
   @Override

@@ -6,6 +6,7 @@ import static org.pgetl.examples.destination.Scenario.await;
 import static org.pgetl.examples.destination.Scenario.col;
 import static org.pgetl.examples.destination.Scenario.identityFull;
 import static org.pgetl.examples.destination.Scenario.keyed;
+import static org.pgetl.examples.destination.Scenario.keyedAt;
 import static org.pgetl.examples.destination.Scenario.sendEvents;
 
 import java.math.BigDecimal;
@@ -19,20 +20,29 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Outcome;
 import org.pgetl.destination.StreamId;
+import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.OldRow;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -40,8 +50,10 @@ import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.UpdatedRow;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.SchemaBuilder;
 
 /**
  * {@link PostgresMirrorDestination} driven the way the engine drives it, into a real PostgreSQL
@@ -170,8 +182,7 @@ class PostgresMirrorDestinationIT {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
       Scenario.Copy copy = Scenario.copyOf(types, List.of(first), 10);
-      Scenario.sendBatch(d, copy, 0);
-      Scenario.finish(d, types);
+      Scenario.copyAll(d, copy);
       sendEvents(d, new Scenario.Tx(0x9000, 1).insert(types, second).end());
     } finally {
       d.shutdown();
@@ -200,7 +211,7 @@ class PostgresMirrorDestinationIT {
   void aRelationSharesTheKeyOfTheChangeAfterItAndDoesNotHideIt(TestDatabase db) {
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.finish(d, Scenario.SHARED_V1);
+      Scenario.emptyCopy(d, Scenario.SHARED_V1);
       Scenario.writeRelationsSharingKeys(d);
     } finally {
       d.shutdown();
@@ -245,8 +256,7 @@ class PostgresMirrorDestinationIT {
             .end();
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.sendBatch(d, Scenario.copyOf(t, before, 10), 0);
-      Scenario.finish(d, t);
+      Scenario.copyAll(d, Scenario.copyOf(t, before, 10));
       sendEvents(d, batch);
       sendEvents(d, batch); // a replay changes nothing
     } finally {
@@ -270,16 +280,74 @@ class PostgresMirrorDestinationIT {
     PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 8);
     d.startup(new Scenario.Context());
     try {
-      Scenario.drop(d, t);
+      Scenario.drop(d, copy);
       Scenario.copyConcurrently(d, 8, List.of(copy), new int[][] {Scenario.range(0, 16)});
       // a partition that never saw its answer sends its batch again
       Scenario.sendBatch(d, copy, 3);
-      Scenario.finish(d, t);
+      Scenario.finish(d, copy, 16);
     } finally {
       d.shutdown();
     }
     assertThat(db.queryLong("SELECT count(*) FROM par.t")).isEqualTo(400);
     assertThat(db.queryLong("SELECT count(DISTINCT id) FROM par.t")).isEqualTo(400);
+  }
+
+  /**
+   * Regression (issue #9 item 11): the first batches of several tables of a schema the target does
+   * not have yet, written at once, each created the schema; all but one failed with a duplicate key
+   * in {@code pg_namespace} (23505) and their tables stayed errored.
+   */
+  @Test
+  void firstBatchesOfSeveralTablesOfANewSchemaAllCreateTheirTables(TestDatabase db)
+      throws Exception {
+    int tables = 6;
+    List<Scenario.Copy> copies = new ArrayList<>();
+    for (int i = 0; i < tables; i++) {
+      ReplicatedTableSchema t =
+          keyed(
+              18100 + i,
+              "fresh",
+              "t" + i,
+              col("id", 23, "integer", 1, 1),
+              col("v", 25, "text", 2, 0));
+      copies.add(
+          Scenario.copyOf(t, Scenario.rows(0, 20_000, n -> TableRow.of(n, "v" + n)), 20_000));
+    }
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), tables);
+    d.startup(new Scenario.Context());
+    ExecutorService pool = Executors.newFixedThreadPool(tables);
+    try {
+      for (Scenario.Copy c : copies) {
+        Scenario.drop(d, c);
+      }
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<Outcome>> answers = new ArrayList<>();
+      for (Scenario.Copy c : copies) {
+        answers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  AsyncResult r = AsyncResult.create();
+                  d.writeTableRows(c.table(), c.batch(0), r);
+                  return await(r);
+                }));
+      }
+      start.countDown();
+      for (Future<Outcome> a : answers) {
+        assertThat(a.get(2, TimeUnit.MINUTES)).isEqualTo(Outcome.DURABLE);
+      }
+      for (Scenario.Copy c : copies) {
+        Scenario.finish(d, c, 1);
+      }
+    } finally {
+      pool.shutdownNow();
+      d.shutdown();
+    }
+    for (int i = 0; i < tables; i++) {
+      assertThat(db.queryLong("SELECT count(*) FROM fresh.t" + i))
+          .as("fresh.t%d", i)
+          .isEqualTo(20_000);
+    }
   }
 
   @Test
@@ -295,8 +363,7 @@ class PostgresMirrorDestinationIT {
     TableRow same = TableRow.of("a", "{ \"x\" : 1 }", true);
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.sendBatch(d, Scenario.copyOf(log, List.of(same, same, same), 10), 0);
-      Scenario.finish(d, log);
+      Scenario.copyAll(d, Scenario.copyOf(log, List.of(same, same, same), 10));
       sendEvents(
           d,
           new Scenario.Tx(0x1000, 1)
@@ -323,7 +390,7 @@ class PostgresMirrorDestinationIT {
             .end();
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.finish(d, t);
+      Scenario.emptyCopy(d, t);
       sendEvents(d, good);
       AsyncResult failed = AsyncResult.create();
       d.writeEvents(StreamId.APPLY, bad, WriteDurability.MAY_DEFER, failed);
@@ -356,9 +423,10 @@ class PostgresMirrorDestinationIT {
         keyed(18006, "mine", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
     PostgresMirrorDestination d = started(db, new Scenario.Context());
     try {
-      Scenario.drop(d, t);
+      Scenario.Copy copy = Scenario.copyOf(t, List.of(TableRow.of(2, "x")), 10);
+      Scenario.drop(d, copy);
       AsyncResult r = AsyncResult.create();
-      d.writeTableRows(t, Scenario.copyOf(t, List.of(TableRow.of(2, "x")), 10).batch(0), r);
+      d.writeTableRows(t, copy.batch(0), r);
       Outcome o = await(r);
       assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
       assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);
@@ -367,6 +435,286 @@ class PostgresMirrorDestinationIT {
       d.shutdown();
     }
     assertThat(db.queryRows("SELECT id, v FROM mine.t")).containsExactly(List.of("1", "precious"));
+  }
+
+  /**
+   * A late batch of an abandoned attempt that is still being written when the next attempt's drop
+   * comes (the copy threads run concurrently) is either dropped with the old attempt or skipped:
+   * the mirror ends with the new attempt's rows only, and the attempt marked finished.
+   */
+  @Test
+  void aLateBatchRacingTheNextDropIsNotApplied(TestDatabase db) throws Exception {
+    ReplicatedTableSchema t =
+        keyed(18010, "late", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Scenario.Copy abandoned =
+        Scenario.copyOf(t, Scenario.rows(0, 20_000, i -> TableRow.of(i, "old " + i)), 10_000);
+    Scenario.Copy current =
+        Scenario.copyOf(t, Scenario.rows(0, 10, i -> TableRow.of(i, "new " + i)), 10);
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 4);
+    d.startup(new Scenario.Context());
+    try {
+      Scenario.drop(d, abandoned);
+      Scenario.sendBatch(d, abandoned, 0);
+      AsyncResult late = AsyncResult.create();
+      d.writeTableRows(t, abandoned.batch(1), late); // still running when the drop comes
+      Scenario.copyAll(d, current);
+      assertThat(await(late).kind()).isEqualTo(Outcome.Kind.DURABLE);
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT count(*), min(v), max(v) FROM late.t"))
+        .containsExactly(List.of("10", "new 0", "new 9"));
+    assertThat(
+            db.queryRows(
+                "SELECT attempt_id::text, finished, batch_count, row_count"
+                    + " FROM _pgetl.mirror_copy_attempts WHERE table_oid = 18010"))
+        .containsExactly(List.of(current.attempt().toString(), "t", "1", "10"));
+  }
+
+  /** A Finish that counts a batch the mirror does not hold fails instead of ending the copy. */
+  @Test
+  void aFinishThatCountsAMissingBatchFails(TestDatabase db) {
+    ReplicatedTableSchema t =
+        keyed(18011, "fin", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    Scenario.Copy copy = Scenario.copyOf(t, List.of(TableRow.of(1, "a"), TableRow.of(2, "b")), 1);
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.drop(d, copy);
+      Scenario.sendBatch(d, copy, 0);
+      AsyncResult r = AsyncResult.create();
+      d.writeTableRows(t, new TableCopyWrite.Finish(copy.attempt(), 2, 2), r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_ERROR);
+      assertThat(o.error().getMessage()).contains("ends with 2 batches").contains("stored 1");
+    } finally {
+      d.shutdown();
+    }
+    assertThat(
+            db.queryString(
+                "SELECT finished FROM _pgetl.mirror_copy_attempts WHERE table_oid = 18011"))
+        .isEqualTo("f");
+  }
+
+  /**
+   * Renames follow the source table's oid. A new table copied under the name a renamed table still
+   * holds in the target (its rename did not arrive yet) parks the renamed table instead of dropping
+   * it; the rename moves it to its new name with its rows, and nothing stays parked.
+   */
+  @Test
+  void aNewTableTakingTheNameOfARenamedOneParksItUntilTheRenameArrives(TestDatabase db)
+      throws Exception {
+    ReplicatedTableSchema old =
+        keyed(18200, "mv", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema renamed =
+        keyedAt(
+            Lsn.of(0x2000),
+            18200,
+            "mv2",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema created =
+        keyed(18201, "mv", "t", col("id", 23, "integer", 1, 1), col("w", 25, "text", 2, 0));
+    Scenario.Context ctx = new Scenario.Context();
+    PostgresMirrorDestination d = started(db, ctx);
+    try {
+      Scenario.copyAll(
+          d, Scenario.copyOf(old, List.of(TableRow.of(1, "a"), TableRow.of(2, "b")), 10));
+      Scenario.copyAll(d, Scenario.copyOf(created, List.of(TableRow.of(10, "new")), 10));
+      assertThat(db.queryLong("SELECT count(*) FROM mv._pgetl_parked_18200")).isEqualTo(2);
+      sendEvents(
+          d,
+          new Scenario.Tx(0x2000, 1)
+              .relation(renamed)
+              .insert(renamed, TableRow.of(3, "c"))
+              .insert(created, TableRow.of(11, "newer"))
+              .end());
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v FROM mv2.t ORDER BY id"))
+        .containsExactly(List.of("1", "a"), List.of("2", "b"), List.of("3", "c"));
+    assertThat(db.queryRows("SELECT id, w FROM mv.t ORDER BY id"))
+        .containsExactly(List.of("10", "new"), List.of("11", "newer"));
+    assertThat(db.queryLong("SELECT count(*) FROM pg_tables WHERE tablename LIKE '_pgetl_parked%'"))
+        .isZero();
+    assertThat(ctx.metadata.get(renamed.id()).destinationTableId()).isEqualTo("\"mv2\".\"t\"");
+  }
+
+  /**
+   * A parked table whose source still wants the name it lost (changes from before its rename, not
+   * applied yet) takes the name back; when it moves on, the table it parked gets the name again.
+   */
+  @Test
+  void aTableLeavingANameGivesItBackToTheParkedTableThatWantsIt(TestDatabase db) throws Exception {
+    ReplicatedTableSchema a =
+        keyed(18210, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema aRenamed =
+        keyedAt(
+            Lsn.of(0x3000),
+            18210,
+            "pp",
+            "t_old",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema b =
+        keyed(18211, "pp", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(a, List.of(TableRow.of(1, "a")), 10));
+      Scenario.copyAll(d, Scenario.copyOf(b, List.of(TableRow.of(10, "b")), 10)); // parks a
+      sendEvents(d, new Scenario.Tx(0x2000, 1).insert(a, TableRow.of(2, "a2")).end()); // parks b
+      assertThat(db.queryLong("SELECT count(*) FROM pp._pgetl_parked_18211")).isEqualTo(1);
+      sendEvents(
+          d,
+          new Scenario.Tx(0x3000, 2)
+              .relation(aRenamed)
+              .insert(aRenamed, TableRow.of(3, "a3"))
+              .end()); // a leaves pp.t: b gets it back
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id FROM pp.t_old ORDER BY id"))
+        .containsExactly(List.of("1"), List.of("2"), List.of("3"));
+    assertThat(db.queryRows("SELECT id FROM pp.t")).containsExactly(List.of("10"));
+    assertThat(db.queryLong("SELECT count(*) FROM pg_tables WHERE tablename LIKE '_pgetl_parked%'"))
+        .isZero();
+  }
+
+  /** A rename into a name that a table pgetl did not create holds fails loudly, naming both. */
+  @Test
+  void aRenameOntoATablePgetlDidNotCreateFailsWithASchemaError(TestDatabase db) throws Exception {
+    db.execute("CREATE SCHEMA theirs", "CREATE TABLE theirs.t (x int)");
+    ReplicatedTableSchema t =
+        keyed(18220, "ours", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    ReplicatedTableSchema moved =
+        keyedAt(
+            Lsn.of(0x2000),
+            18220,
+            "theirs",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0));
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(t, List.of(TableRow.of(1, "a")), 10));
+      AsyncResult r = AsyncResult.create();
+      d.writeEvents(
+          StreamId.APPLY,
+          new Scenario.Tx(0x2000, 1).relation(moved).insert(moved, TableRow.of(2, "b")).end(),
+          WriteDurability.MAY_DEFER,
+          r);
+      Outcome o = await(r);
+      assertThat(o.kind()).isEqualTo(Outcome.Kind.FAILED);
+      assertThat(o.error().kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);
+      assertThat(o.error().getMessage()).contains("\"ours\".\"t\"").contains("42P07");
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id FROM ours.t")).containsExactly(List.of("1"));
+  }
+
+  /**
+   * Issue #9 item 14: a table without columns ({@code CREATE TABLE t ()}) stores its rows of no
+   * values, through copy, inserts, a delete, a column added and all columns dropped again.
+   */
+  @Test
+  void aTableWithoutColumnsStoresItsRowsOfNoValues(TestDatabase db) throws Exception {
+    ReplicatedTableSchema empty =
+        SchemaBuilder.table(18300, "nocols.nothing").identity(IdentityKind.FULL).build();
+    ReplicatedTableSchema withColumn =
+        SchemaBuilder.from(empty).column("a", "int4").snapshotLsn(Lsn.of(0x3000)).build();
+    ReplicatedTableSchema emptyAgain =
+        SchemaBuilder.from(withColumn).dropColumn("a").snapshotLsn(Lsn.of(0x4000)).build();
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(
+          d, Scenario.copyOf(empty, List.of(TableRow.of(), TableRow.of(), TableRow.of()), 2));
+      sendEvents(
+          d,
+          new Scenario.Tx(0x2000, 1)
+              .insert(empty, TableRow.of())
+              .insert(empty, TableRow.of())
+              .delete(empty, new OldRow.Full(TableRow.of()))
+              .update(empty, new UpdatedRow.Full(TableRow.of()), new OldRow.Full(TableRow.of()))
+              .end());
+      assertThat(db.queryLong("SELECT count(*) FROM nocols.nothing")).isEqualTo(4);
+      sendEvents(
+          d,
+          new Scenario.Tx(0x3000, 2).relation(withColumn).insert(withColumn, TableRow.of(7)).end());
+      assertThat(db.queryRows("SELECT a FROM nocols.nothing ORDER BY a NULLS FIRST"))
+          .containsExactly(
+              Arrays.asList((String) null),
+              Arrays.asList((String) null),
+              Arrays.asList((String) null),
+              Arrays.asList((String) null),
+              List.of("7"));
+      sendEvents(
+          d,
+          new Scenario.Tx(0x4000, 3).relation(emptyAgain).insert(emptyAgain, TableRow.of()).end());
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM nocols.nothing")).isEqualTo(6);
+  }
+
+  /**
+   * Regression (found with issue #9 item 12): after the target server restarted, the first write on
+   * each pooled connection failed with {@code DESTINATION_CONNECTION_FAILED} (57P01), which the
+   * pipeline counted against its retries; it now runs again on a new connection.
+   */
+  @Test
+  void aWriteOnAConnectionTheServerClosedRunsAgainOnANewOne(TestDatabase db) throws Exception {
+    ReplicatedTableSchema t =
+        keyed(18400, "lost", "t", col("id", 23, "integer", 1, 1), col("v", 25, "text", 2, 0));
+    List<Scenario.Copy> others = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      ReplicatedTableSchema o =
+          keyed(
+              18410 + i,
+              "lost",
+              "o" + i,
+              col("id", 23, "integer", 1, 1),
+              col("v", 25, "text", 2, 0));
+      others.add(Scenario.copyOf(o, Scenario.rows(0, 20_000, n -> TableRow.of(n, "v" + n)), 5_000));
+    }
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 3);
+    d.startup(new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(t, List.of(TableRow.of(1, "a")), 10));
+      for (Scenario.Copy o : others) {
+        Scenario.drop(d, o);
+      }
+      // three copy threads at once: the pool keeps several connections
+      Scenario.copyConcurrently(
+          d,
+          3,
+          others,
+          new int[][] {Scenario.range(0, 4), Scenario.range(0, 4), Scenario.range(0, 4)});
+      sendEvents(d, new Scenario.Tx(0x1000, 1).insert(t, TableRow.of(2, "b")).end());
+      String mirrorSessions =
+          "FROM pg_stat_activity WHERE application_name = 'pgetl-mirror-test'"
+              + " AND datname = current_database()";
+      assertThat(db.queryLong("SELECT count(*) " + mirrorSessions)).isGreaterThan(1);
+      db.execute("SELECT pg_terminate_backend(pid) " + mirrorSessions);
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> db.queryLong("SELECT count(*) " + mirrorSessions) == 0);
+
+      sendEvents(d, new Scenario.Tx(0x2000, 2).insert(t, TableRow.of(3, "c")).end());
+      Scenario.copyAll(
+          d,
+          Scenario.copyOf(
+              keyed(18401, "lost", "u", col("id", 23, "integer", 1, 1)),
+              List.of(TableRow.of(1)),
+              10));
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id FROM lost.t ORDER BY id"))
+        .containsExactly(List.of("1"), List.of("2"), List.of("3"));
+    assertThat(db.queryLong("SELECT count(*) FROM lost.u")).isEqualTo(1);
   }
 
   @Test

@@ -404,16 +404,52 @@ final class Scenario {
     assertThat(o.kind()).as("answer %s", o).isEqualTo(Outcome.Kind.DURABLE);
   }
 
-  static void drop(Destination d, ReplicatedTableSchema table) {
+  /** Starts a copy attempt of a table and returns its id. */
+  static UUID drop(Destination d, ReplicatedTableSchema table) {
+    UUID attempt = UUID.randomUUID();
+    drop(d, table, attempt);
+    return attempt;
+  }
+
+  /** Starts the attempt of a copy, whose batches carry its id. */
+  static void drop(Destination d, Copy copy) {
+    drop(d, copy.table(), copy.attempt());
+  }
+
+  static void drop(Destination d, ReplicatedTableSchema table, UUID attempt) {
     AsyncResult r = AsyncResult.create();
-    d.dropTableForCopy(table, UUID.randomUUID(), r);
+    d.dropTableForCopy(table, attempt, r);
     assertDurable(r);
   }
 
-  static void finish(Destination d, ReplicatedTableSchema table) {
+  /** A whole copy attempt of an empty table: the drop, then the Finish barrier. */
+  static void emptyCopy(Destination d, ReplicatedTableSchema table) {
+    finish(d, table, drop(d, table), 0, 0);
+  }
+
+  /** Ends the attempt of a copy whose first {@code batches} batches were sent. */
+  static void finish(Destination d, Copy copy, int batches) {
+    long rows = 0;
+    for (int seq = 0; seq < batches; seq++) {
+      rows += copy.batches().get(seq).size();
+    }
+    finish(d, copy.table(), copy.attempt(), batches, rows);
+  }
+
+  static void finish(
+      Destination d, ReplicatedTableSchema table, UUID attempt, long batches, long rows) {
     AsyncResult r = AsyncResult.create();
-    d.writeTableRows(table, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), r);
+    d.writeTableRows(table, new TableCopyWrite.Finish(attempt, batches, rows), r);
     assertDurable(r);
+  }
+
+  /** A whole copy attempt: the drop, every batch in order, the Finish barrier. */
+  static void copyAll(Destination d, Copy copy) {
+    drop(d, copy);
+    for (int seq = 0; seq < copy.batches().size(); seq++) {
+      sendBatch(d, copy, seq);
+    }
+    finish(d, copy, copy.batches().size());
   }
 
   static void sendBatch(Destination d, Copy copy, int seq) {
@@ -507,15 +543,15 @@ final class Scenario {
    */
   void firstRun(Destination d) throws Exception {
     for (Copy c : List.of(orders, log, items, auditFirst)) {
-      drop(d, c.table());
+      drop(d, c);
     }
     copyConcurrently(
         d,
         3,
         List.of(orders, log, items, auditFirst),
         new int[][] {range(0, 6), range(0, 3), range(0, 3), range(0, 1)});
-    finish(d, ORDERS);
-    finish(d, EVENTS_LOG);
+    finish(d, orders, 6);
+    finish(d, log, 3);
     streamConcurrently(d, apply.subList(0, 4));
   }
 
@@ -525,10 +561,10 @@ final class Scenario {
    * are replayed from an earlier point than what was durable.
    */
   void secondRun(Destination d) throws Exception {
-    drop(d, AUDIT);
+    drop(d, auditSecond);
     copyConcurrently(d, 2, List.of(items, auditSecond), new int[][] {range(2, 5), range(0, 3)});
-    finish(d, ITEMS);
-    finish(d, AUDIT);
+    finish(d, items, 5);
+    finish(d, auditSecond, 3);
     streamConcurrently(d, apply.subList(2, apply.size()), catchUp);
     // a second replay of everything, as after yet another restart
     streamConcurrently(d, apply, catchUp);

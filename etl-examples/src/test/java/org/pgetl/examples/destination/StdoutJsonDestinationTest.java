@@ -35,6 +35,7 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.model.Event;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.OldRow;
 import org.pgetl.model.PgArray;
@@ -42,6 +43,7 @@ import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
+import org.pgetl.testkit.destination.SchemaBuilder;
 
 @Timeout(60)
 class StdoutJsonDestinationTest {
@@ -176,7 +178,7 @@ class StdoutJsonDestinationTest {
     StdoutJsonDestination d = new StdoutJsonDestination(out);
     UUID attempt = UUID.fromString("00000000-0000-0000-0000-00000000000a");
     AsyncResult dropped = AsyncResult.create();
-    d.dropTableForCopy(T, UUID.randomUUID(), dropped);
+    d.dropTableForCopy(T, attempt, dropped);
     AsyncResult batch = AsyncResult.create();
     d.writeTableRows(
         T,
@@ -185,7 +187,7 @@ class StdoutJsonDestinationTest {
             List.of(TableRow.of(1, "a", null), TableRow.of(2, "b", PgNumeric.NAN))),
         batch);
     AsyncResult finish = AsyncResult.create();
-    d.writeTableRows(T, new TableCopyWrite.Finish(UUID.randomUUID(), 0, 0), finish);
+    d.writeTableRows(T, new TableCopyWrite.Finish(attempt, 1, 2), finish);
     assertDurable(dropped);
     assertDurable(batch);
     assertDurable(finish);
@@ -197,7 +199,9 @@ class StdoutJsonDestinationTest {
         .isEqualTo(
             "{\"kind\":\"drop_table_for_copy\","
                 + t
-                + "}\n"
+                + ",\"attempt\":\""
+                + attempt
+                + "\"}\n"
                 + "{\"kind\":\"copy\","
                 + t
                 + b
@@ -208,7 +212,9 @@ class StdoutJsonDestinationTest {
                 + ",\"batch_row\":1,\"row\":{\"id\":2,\"doc\":\"b\",\"price\":\"NaN\"}}\n"
                 + "{\"kind\":\"copy_finished\","
                 + t
-                + "}\n");
+                + ",\"attempt\":\""
+                + attempt
+                + "\",\"batches\":1,\"rows\":2}\n");
   }
 
   @Test
@@ -388,5 +394,37 @@ class StdoutJsonDestinationTest {
     AsyncResult late = AsyncResult.create();
     d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, late);
     assertThat(await(late)).isEqualTo(Outcome.SHUTDOWN);
+  }
+
+  /**
+   * Issue #9 item 14: a table without columns ({@code CREATE TABLE t ()}) has rows of no values;
+   * each is a line with an empty {@code "row"}, and a reader counts them.
+   */
+  @Test
+  void aTableWithoutColumnsPrintsItsRowsOfNoValues() {
+    ReplicatedTableSchema empty =
+        SchemaBuilder.table(16390, "public.nothing").identity(IdentityKind.FULL).build();
+    StringWriter out = new StringWriter();
+    StdoutJsonDestination d = new StdoutJsonDestination(out);
+    Scenario.copyAll(
+        d, Scenario.copyOf(empty, List.of(TableRow.of(), TableRow.of(), TableRow.of()), 2));
+    Scenario.sendEvents(
+        d,
+        new Scenario.Tx(0x2000, 1)
+            .relation(empty)
+            .insert(empty, TableRow.of())
+            .delete(empty, new OldRow.Full(TableRow.of()))
+            .insert(empty, TableRow.of())
+            .end());
+    d.shutdown();
+
+    assertThat(out.toString())
+        .contains("\"kind\":\"copy\",\"table\":\"public.nothing\"")
+        .contains("\"row\":{}")
+        .contains("\"columns\":[]")
+        .contains("\"old_row\":{}");
+    JsonLinesReader reader = new JsonLinesReader();
+    reader.read(out.toString());
+    assertThat(reader.rows(16390)).hasSize(4).allSatisfy(r -> assertThat(r).isEmpty());
   }
 }

@@ -1,8 +1,7 @@
 package org.pgetl.store.postgres;
 
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.pgetl.core.internal.pg.Secrets;
 import org.postgresql.Driver;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -12,10 +11,6 @@ import org.postgresql.ds.PGSimpleDataSource;
  * both.
  */
 final class ConnectionSettings {
-  // Values of URL parameters such as password= or sslpassword=, up to the next '&'.
-  private static final Pattern SECRET_PARAM =
-      Pattern.compile("(?i)([?&][^=&]*password[^=&]*=)[^&]*");
-
   private ConnectionSettings() {}
 
   /**
@@ -33,17 +28,13 @@ final class ConnectionSettings {
   }
 
   /**
-   * Masks the value of every URL parameter whose name contains {@code password}.
+   * Masks the URL's passwords, by the one rule of {@link Secrets}.
    *
    * @param jdbcUrl the URL
    * @return the URL, safe to log
    */
   static String redact(String jdbcUrl) {
-    if (jdbcUrl == null) {
-      return null;
-    }
-    Matcher m = SECRET_PARAM.matcher(jdbcUrl);
-    return m.replaceAll(r -> Matcher.quoteReplacement(r.group(1)) + "****");
+    return Secrets.redactUrl(jdbcUrl);
   }
 
   /**

@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
+import org.pgetl.core.internal.pg.Secrets;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -1158,7 +1159,7 @@ public final class PostgresStore implements PipelineStore {
           + ", user="
           + user
           + ", password="
-          + (password == null ? "null" : "****")
+          + Secrets.show(password)
           + ", schema="
           + schema
           + ", pipelineId="

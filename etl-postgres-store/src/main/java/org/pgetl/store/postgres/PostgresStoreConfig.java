@@ -2,6 +2,7 @@ package org.pgetl.store.postgres;
 
 import java.time.Duration;
 import java.util.regex.Pattern;
+import org.pgetl.core.internal.pg.Secrets;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -138,7 +139,7 @@ public record PostgresStoreConfig(
         + ", user="
         + user
         + ", password="
-        + (password == null ? "null" : "****")
+        + Secrets.show(password)
         + ", schema="
         + schema
         + ", pipelineId="

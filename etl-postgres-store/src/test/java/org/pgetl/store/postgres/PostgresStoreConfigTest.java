@@ -120,7 +120,7 @@ class PostgresStoreConfigTest {
 
   @Test
   void aBadUrlIsReportedWithoutItsPassword() {
-    assertRejected(b -> b.jdbcUrl("jdbc:mysql://h/db?password=hunter2"), "password=****");
+    assertRejected(b -> b.jdbcUrl("jdbc:mysql://h/db?password=hunter2"), "password=***");
     assertThatThrownBy(() -> valid().jdbcUrl("jdbc:mysql://h/db?password=hunter2").config())
         .hasMessageNotContaining("hunter2");
   }

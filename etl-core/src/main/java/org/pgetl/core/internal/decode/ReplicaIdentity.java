@@ -35,7 +35,7 @@ public enum ReplicaIdentity {
    * @param code the byte from the message
    * @return the identity, or null
    */
-  static ReplicaIdentity ofCode(int code) {
+  public static ReplicaIdentity ofCode(int code) {
     return switch (code) {
       case 'd' -> DEFAULT;
       case 'n' -> NOTHING;

@@ -171,12 +171,7 @@ final class ApplyStreamRole implements StreamRole {
         if (cmd.name() != null) {
           ctx.board.name(table, cmd.name());
         }
-        TableState stored = ctx.store.tableState(table).orElse(null);
-        if (stored == null) {
-          ctx.store.updateTableState(table, TableState.INIT);
-          stored = TableState.INIT;
-        }
-        ctx.tables.publish(table, stored);
+        ctx.tables.add(table);
         LOG.info(
             "pipeline {}: table {} ({}) joined the publication; it is copied now",
             pipelineId,
@@ -202,7 +197,6 @@ final class ApplyStreamRole implements StreamRole {
         } catch (java.sql.SQLException e) {
           throw org.pgetl.core.internal.pg.PgErrors.map(e, "could not drop the slot of " + table);
         }
-        ctx.store.deleteTable(table);
         ctx.tables.remove(table);
         fenced.remove(table);
         LOG.info(
@@ -221,8 +215,7 @@ final class ApplyStreamRole implements StreamRole {
           ctx.pool.cancel(table);
           return false;
         }
-        ctx.store.resetTableState(table);
-        ctx.tables.publish(table, TableState.INIT);
+        ctx.tables.reset(table);
         fenced.put(table, control.writeFence());
         LOG.info(
             "pipeline {}: table {} is copied again from scratch (requested{})",
@@ -243,8 +236,7 @@ final class ApplyStreamRole implements StreamRole {
         if (ctx.tables.hasWorker(table)) {
           return false;
         }
-        TableState back = ctx.store.rollbackTableState(table);
-        ctx.tables.publish(table, back);
+        TableState back = ctx.tables.retry(table);
         LOG.info(
             "pipeline {}: retrying table {} from {} (requested)", pipelineId, table, back.type());
         return true;
@@ -272,7 +264,7 @@ final class ApplyStreamRole implements StreamRole {
             table,
             w.lsn(),
             target);
-        ctx.tables.setInMemory(table, new TableState.Catchup(target));
+        ctx.tables.startCatchup(table, target);
         awaitCatchup(table, control);
       } else if (s instanceof TableState.Catchup) {
         awaitCatchup(table, control);
@@ -306,7 +298,7 @@ final class ApplyStreamRole implements StreamRole {
   private void promoteReady(Lsn position) {
     for (Map.Entry<TableId, TableState> e : ctx.tables.snapshot().entrySet()) {
       if (e.getValue() instanceof TableState.SyncDone d && d.lsn().compareTo(position) <= 0) {
-        ctx.tables.setAndStore(e.getKey(), TableState.READY);
+        ctx.tables.ready(e.getKey());
         LOG.info("pipeline {}: table {} is ready", ctx.config.pipelineId(), e.getKey());
       }
     }
@@ -334,8 +326,7 @@ final class ApplyStreamRole implements StreamRole {
           && !ctx.tables.hasWorker(e.getKey())) {
         TableId table = e.getKey();
         try {
-          TableState back = ctx.store.rollbackTableState(table);
-          ctx.tables.publish(table, back);
+          TableState back = ctx.tables.retry(table);
           LOG.info(
               "pipeline {}: retrying table {} (attempt {}) from {}",
               ctx.config.pipelineId(),

@@ -23,7 +23,6 @@ import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.pg.SnapshotMode;
-import org.pgetl.core.internal.pg.StreamOptions;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
@@ -63,7 +62,10 @@ final class ApplyWorker implements Runnable {
 
   @Override
   public void run() {
+    // retries in a row: all of them set the delay; only those of bounded kinds count against
+    // retryMaxAttempts, so an outage before a destination failure does not use up its budget
     int attempts = 0;
+    int bounded = 0;
     while (!ctx.stop.isRequested()) {
       Lsn[] progressed = {null};
       try {
@@ -77,19 +79,23 @@ final class ApplyWorker implements Runnable {
         }
         if (progressed[0] != null) {
           attempts = 0;
+          bounded = 0;
         }
         boolean outage = Backoff.isOutage(e.kind());
         if (e.directive() == RetryDirective.TIMED
-            && (outage || attempts < ctx.config.retryMaxAttempts())) {
+            && (outage || bounded < ctx.config.retryMaxAttempts())) {
           Duration delay = Backoff.delay(ctx.config, attempts);
           attempts++;
+          if (!outage) {
+            bounded++;
+          }
           ctx.errors.record(e);
           LOG.warn(
               "pipeline {}: apply worker failed ({}); reconnecting in {} (attempt {}{})",
               pipelineId,
               e.getMessage(),
               delay,
-              attempts,
+              outage ? attempts : bounded,
               outage ? ", retried while the outage lasts" : " of " + ctx.config.retryMaxAttempts());
           if (!pause(delay)) {
             return;
@@ -139,7 +145,7 @@ final class ApplyWorker implements Runnable {
       if (start == null) {
         return; // the supervisor copies every table again with a new slot
       }
-      ReplicationStream stream = repl.startStreaming(streamOptions(ctx, slotName, start));
+      ReplicationStream stream = repl.startStreaming(ctx.streamOptions(slotName, start));
       LOG.info("pipeline {}: apply worker streams slot {} from {}", pipelineId, slotName, start);
       ApplyStreamRole role = new ApplyStreamRole(ctx);
       role.startNeededWorkers();
@@ -206,7 +212,8 @@ final class ApplyWorker implements Runnable {
     }
     if (slot.isEmpty()) {
       ctx.store.deleteProgress(ProgressKey.apply());
-      CreatedSlot created = repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT);
+      CreatedSlot created =
+          repl.createSlot(slotName, SnapshotMode.NOEXPORT_SNAPSHOT, ctx.config.failoverSlots());
       LOG.info(
           "pipeline {}: created apply slot {} at {}",
           pipelineId,
@@ -214,6 +221,7 @@ final class ApplyWorker implements Runnable {
           created.consistentPoint());
       return created.consistentPoint();
     }
+    repl.matchFailover(slot.get(), ctx.config.failoverSlots());
     Lsn progress = ctx.store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
     Lsn confirmed =
         slot.get().confirmedFlushLsn() == null ? Lsn.ZERO : slot.get().confirmedFlushLsn();
@@ -243,27 +251,6 @@ final class ApplyWorker implements Runnable {
       }
     }
     return false;
-  }
-
-  /**
-   * Returns the options of a stream of this generation.
-   *
-   * @param ctx the generation
-   * @param slot the slot
-   * @param start where to start
-   * @return the options
-   */
-  static StreamOptions streamOptions(EngineContext ctx, String slot, Lsn start) {
-    StreamSettings s = ctx.streams;
-    return StreamOptions.of(slot, start, List.of(ctx.config.publication()))
-        .withProtoVersion(s.protocolVersion())
-        .withMessages(s.messages())
-        .withBinary(s.binary())
-        .withStreaming(
-            s.streaming() == StreamingMode.OFF
-                ? StreamOptions.Streaming.OFF
-                : StreamOptions.Streaming.ON)
-        .withStatusInterval(ctx.config.statusInterval());
   }
 
   /**

@@ -17,7 +17,7 @@ import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.core.internal.pg.Attribute;
 import org.pgetl.core.internal.pg.PgCatalog;
 import org.pgetl.core.internal.pg.PgConnector;
-import org.pgetl.core.internal.pg.ReplicaIdentity;
+import org.pgetl.core.internal.pg.TableIdentity;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.IdentityKind;
@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * Non-built-in types are loaded on demand. One catalog connection, opened lazily, owned by the
  * stream's thread.
  */
-final class CatalogSchemaResolver implements SchemaResolver {
+public final class CatalogSchemaResolver implements SchemaResolver {
   private static final Logger LOG = LoggerFactory.getLogger(CatalogSchemaResolver.class);
 
   private final PgConnector connector;
@@ -48,7 +48,13 @@ final class CatalogSchemaResolver implements SchemaResolver {
   private Connection connection;
   private PgCatalog catalog;
 
-  CatalogSchemaResolver(PgConnector connector, String applicationName) {
+  /**
+   * Creates a resolver that opens its catalog connection on first use.
+   *
+   * @param connector opens the connection
+   * @param applicationName the connection's application name
+   */
+  public CatalogSchemaResolver(PgConnector connector, String applicationName) {
     this.connector = connector;
     this.applicationName = applicationName;
   }
@@ -247,7 +253,7 @@ final class CatalogSchemaResolver implements SchemaResolver {
     }
     if (order == null) {
       try {
-        ReplicaIdentity ri = catalog().replicaIdentity(id);
+        TableIdentity ri = catalog().replicaIdentity(id);
         if (ri.kind() == IdentityKind.INDEX && new HashSet<>(ri.keyAttnums()).equals(keyAttnums)) {
           order = ri.keyAttnums();
         }

@@ -22,7 +22,8 @@ import org.pgetl.core.internal.pg.PgErrors;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
-import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.core.internal.preflight.PreflightRunner;
+import org.pgetl.core.internal.sync.TableStateMachine;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.DestinationTableMetadataStore;
@@ -155,11 +156,11 @@ public final class Engine {
   }
 
   /**
-   * Starts the pipeline: takes the pipeline's lease, checks the publication, prepares table states,
-   * sweeps leftover slots, starts the destination and the supervisor. Runs on the caller's thread.
-   * When another instance holds the lease, it either fails ({@code FAIL_FAST}) or starts the
-   * supervisor as a standby ({@code STANDBY}) that takes over when the lease frees, touching
-   * nothing before.
+   * Starts the pipeline: takes the pipeline's lease, runs the preflight checks ({@link
+   * org.pgetl.Preflight}), prepares table states, sweeps leftover slots, starts the destination and
+   * the supervisor. Runs on the caller's thread. When another instance holds the lease, it either
+   * fails ({@code FAIL_FAST}) or starts the supervisor as a standby ({@code STANDBY}) that takes
+   * over when the lease frees, touching nothing before.
    *
    * @throws EtlException when the store, the source, the publication or the destination fails, or
    *     another instance holds the lease and the instance mode is {@code FAIL_FAST}
@@ -209,8 +210,8 @@ public final class Engine {
   /**
    * Acts on a lease just acquired: waits the takeover delay when the previous holder did not
    * release it (it may still be stopping), then starts from the persisted state as a restart does:
-   * the lifecycle, the tables (leftover table-sync slots swept), the requests, the destination's
-   * startup (once per process).
+   * the lifecycle, the preflight checks, the tables (leftover table-sync slots swept), the
+   * requests, the destination's startup (once per process).
    */
   private void takeOver(long newEpoch) {
     if (!lease.previousHolderReleased()) {
@@ -233,6 +234,8 @@ public final class Engine {
     board.leaseHolder(null);
     LOG.info("pipeline {}: active, lease epoch {}", config.pipelineId(), newEpoch);
     LifecycleState initial = readLifecycle();
+    // before any slot or state row exists; a retired destination needs only the clean-up's
+    new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
     if (initial == LifecycleState.RETIRED) {
       retire();
     } else {
@@ -328,6 +331,7 @@ public final class Engine {
     String pipelineId = config.pipelineId();
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
       PgCatalog catalog = new PgCatalog(c);
+      catalog.serverVersion().requireFailoverSlots(config.failoverSlots());
       catalog.requirePublication(config.publication());
       List<TableId> published = catalog.publicationTables(config.publication());
       if (published.isEmpty()) {
@@ -539,6 +543,11 @@ public final class Engine {
         stopGeneration(StopSignal.Mode.FENCED);
         epoch = 0;
         setPhase(Phase.STANDBY);
+        // the standbys that saw the lease free have priority: this instance, which just lost it,
+        // tries again only after each of them had two chances (they try every check interval)
+        if (pause(config.leaseCheckInterval().multipliedBy(2))) {
+          break;
+        }
       }
       setPhase(Phase.STOPPING);
       stopGeneration(StopSignal.Mode.DRAIN);
@@ -836,7 +845,7 @@ public final class Engine {
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the publication's tables");
     }
-    TableStates tables = new TableStates(store);
+    TableStateMachine tables = new TableStateMachine(store);
     tables.onChange(
         (t, from, to) -> {
           if (to != null) {
@@ -999,7 +1008,7 @@ public final class Engine {
   }
 
   /** Joins a thread until the deadline (System.nanoTime); true when it ended. */
-  static boolean joinUntil(Thread t, long deadlineNanos) {
+  public static boolean joinUntil(Thread t, long deadlineNanos) {
     boolean interrupted = false;
     try {
       while (t.isAlive()) {

@@ -1,35 +1,40 @@
 package org.pgetl.core.internal.engine;
 
+import java.util.List;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.apply.LoopEnv;
 import org.pgetl.core.internal.pg.PgConnector;
-import org.pgetl.core.internal.sync.TableStates;
+import org.pgetl.core.internal.pg.StreamOptions;
+import org.pgetl.core.internal.sync.SyncPool;
+import org.pgetl.core.internal.sync.TableStateMachine;
 import org.pgetl.destination.Destination;
+import org.pgetl.model.Lsn;
 import org.pgetl.store.PipelineStore;
 
 /**
  * What the workers of one generation share: the pipeline's parts, the generation's stop signal, and
  * the stream settings decided at its start.
  */
-final class EngineContext {
-  final PipelineConfig config;
-  final PipelineStore store;
-  final Destination destination;
-  final EngineMetrics metrics;
-  final Shutdown shutdown;
-  final PgConnector connector;
-  final TableStates tables;
-  final StopSignal stop;
-  final LoopEnv env;
-  final StreamSettings streams;
-  final SyncPool pool;
-  final ErrorLog errors;
-  final StatusBoard board;
+public final class EngineContext {
+  public final PipelineConfig config;
+  public final PipelineStore store;
+  public final Destination destination;
+  public final EngineMetrics metrics;
+  public final Shutdown shutdown;
+  public final PgConnector connector;
+  public final TableStateMachine tables;
+  public final StopSignal stop;
+  public final LoopEnv env;
+  public final StreamSettings streams;
+  public final SyncPool pool;
+  public final ErrorLog errors;
+  public final StatusBoard board;
   private volatile String resyncReason;
 
   /** Table changes for the apply worker to carry out ({@link ApplyStreamRole#tick}). */
-  final java.util.Queue<TableCommand> commands = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  public final java.util.Queue<TableCommand> commands =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   EngineContext(
       PipelineConfig config,
@@ -38,7 +43,7 @@ final class EngineContext {
       EngineMetrics metrics,
       Shutdown shutdown,
       PgConnector connector,
-      TableStates tables,
+      TableStateMachine tables,
       StopSignal stop,
       StreamSettings streams,
       ErrorLog errors,
@@ -65,7 +70,7 @@ final class EngineContext {
    *
    * @param reason why, for the log
    */
-  void requestResync(String reason) {
+  public void requestResync(String reason) {
     resyncReason = reason;
   }
 
@@ -74,7 +79,23 @@ final class EngineContext {
    *
    * @return the reason
    */
-  String resyncReason() {
+  public String resyncReason() {
     return resyncReason;
+  }
+
+  /**
+   * Returns the options of a stream of this generation.
+   *
+   * @param slot the slot
+   * @param start where to start
+   * @return the options
+   */
+  public StreamOptions streamOptions(String slot, Lsn start) {
+    return StreamOptions.of(slot, start, List.of(config.publication()))
+        .withProtoVersion(streams.protocolVersion())
+        .withMessages(streams.messages())
+        .withBinary(streams.binary())
+        .withStreaming(streams.streaming())
+        .withStatusInterval(config.statusInterval());
   }
 }

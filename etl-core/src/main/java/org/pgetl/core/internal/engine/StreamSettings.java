@@ -11,5 +11,5 @@ import org.pgetl.core.internal.decode.StreamingMode;
  * @param streaming whether large in-progress transactions are streamed
  * @param messages whether user logical messages are sent
  */
-record StreamSettings(
+public record StreamSettings(
     int protocolVersion, boolean binary, StreamingMode streaming, boolean messages) {}

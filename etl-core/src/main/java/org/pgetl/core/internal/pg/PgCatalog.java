@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.pgetl.core.internal.decode.ReplicaIdentity;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -375,23 +376,29 @@ public final class PgCatalog {
    * @throws EtlException of kind {@link ErrorKind#SOURCE_SCHEMA_ERROR} when the table does not
    *     exist, or the kind {@link PgErrors} decides
    */
-  public ReplicaIdentity replicaIdentity(TableId table) {
+  public TableIdentity replicaIdentity(TableId table) {
     char code = tableName(table).replident;
-    return switch (code) {
-      case 'f' -> new ReplicaIdentity(code, IdentityKind.FULL, List.of());
-      case 'n' -> new ReplicaIdentity(code, IdentityKind.NOTHING, List.of());
-      case 'i' -> {
+    ReplicaIdentity setting = ReplicaIdentity.ofCode(code);
+    if (setting == null) {
+      throw new EtlException(
+          ErrorKind.SOURCE_SCHEMA_ERROR,
+          "table " + table + " has an unknown replica identity '" + code + "' in pg_class");
+    }
+    return switch (setting) {
+      case FULL -> new TableIdentity(setting, IdentityKind.FULL, List.of());
+      case NOTHING -> new TableIdentity(setting, IdentityKind.NOTHING, List.of());
+      case INDEX -> {
         List<Integer> key = indexKey(table, "indisreplident");
         // An identity index that was dropped leaves relreplident at 'i' and identifies nothing.
         yield key.isEmpty()
-            ? new ReplicaIdentity(code, IdentityKind.NOTHING, List.of())
-            : new ReplicaIdentity(code, IdentityKind.INDEX, key);
+            ? new TableIdentity(setting, IdentityKind.NOTHING, List.of())
+            : new TableIdentity(setting, IdentityKind.INDEX, key);
       }
-      default -> {
+      case DEFAULT -> {
         List<Integer> key = indexKey(table, "indisprimary");
         yield key.isEmpty()
-            ? new ReplicaIdentity(code, IdentityKind.NOTHING, List.of())
-            : new ReplicaIdentity(code, IdentityKind.PRIMARY_KEY, key);
+            ? new TableIdentity(setting, IdentityKind.NOTHING, List.of())
+            : new TableIdentity(setting, IdentityKind.PRIMARY_KEY, key);
       }
     };
   }
@@ -404,7 +411,7 @@ public final class PgCatalog {
    * @param publishedColumns the publication's column list, or null for every column
    * @return the replicated schema
    * @throws EtlException as {@link #tableSchema(TableId)} and {@link #replicated(TableSchema,
-   *     ReplicaIdentity, List)} do
+   *     TableIdentity, List)} do
    */
   public ReplicatedTableSchema replicatedTableSchema(TableId table, List<String> publishedColumns) {
     return replicated(tableSchema(table), replicaIdentity(table), publishedColumns);
@@ -423,7 +430,7 @@ public final class PgCatalog {
    *     leaves out an identity column
    */
   public static ReplicatedTableSchema replicated(
-      TableSchema schema, ReplicaIdentity identity, List<String> publishedColumns) {
+      TableSchema schema, TableIdentity identity, List<String> publishedColumns) {
     List<ColumnSchema> cols = schema.columns();
     boolean[] mask = new boolean[cols.size()];
     if (publishedColumns == null) {

@@ -9,14 +9,16 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.stream.Collectors;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.postgresql.PGProperty;
 
 /**
- * Opens connections to one PostgreSQL server: plain JDBC connections (catalog queries, copy
- * connections that import a snapshot) and replication connections ({@code replication=database}).
+ * Opens connections to the PostgreSQL source (the first primary of its host list, when several
+ * hosts are given): plain JDBC connections (catalog queries, copy connections that import a
+ * snapshot) and replication connections ({@code replication=database}).
  *
  * <p>Every session gets the settings the value decoders rely on, so that the server's text output
  * is the same whatever the server's or the role's defaults: {@code DateStyle=ISO}, {@code
@@ -129,13 +131,15 @@ public final class PgConnector {
     }
   }
 
-  /** Returns the JDBC URL, without credentials (they travel as properties). */
+  /**
+   * Returns the JDBC URL, every host listed, without credentials or settings (they travel as
+   * properties).
+   */
   String url() {
-    String host = config.host().indexOf(':') >= 0 ? "[" + config.host() + "]" : config.host();
     return "jdbc:postgresql://"
-        + host
-        + ":"
-        + config.port()
+        + config.hosts().stream()
+            .map(PgConnectionConfig.HostPort::toString)
+            .collect(Collectors.joining(","))
         + "/"
         + URLEncoder.encode(config.database(), StandardCharsets.UTF_8).replace("+", "%20");
   }
@@ -169,6 +173,9 @@ public final class PgConnector {
     PGProperty.CONNECT_TIMEOUT.set(p, timeoutSeconds);
     PGProperty.LOGIN_TIMEOUT.set(p, timeoutSeconds);
     PGProperty.TCP_KEEP_ALIVE.set(p, config.tcpKeepAlive());
+    // With several hosts pgjdbc tries them in order and keeps the first primary: a standby never
+    // becomes the source, and after a promotion the same list reaches the new primary.
+    PGProperty.TARGET_SERVER_TYPE.set(p, config.targetServerType().pgjdbcName());
     PGProperty.SSL_MODE.set(p, config.sslMode().libpqName());
     if (config.sslRootCert() != null) {
       PGProperty.SSL_ROOT_CERT.set(p, config.sslRootCert().toString());

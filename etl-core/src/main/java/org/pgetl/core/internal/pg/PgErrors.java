@@ -48,7 +48,7 @@ public final class PgErrors {
     String state = e.getSQLState();
     String message = messageOf(e);
     ErrorKind kind = kindOf(state, message, e);
-    return new EtlException(kind, description, scrub(detailOf(e, state), secret), e);
+    return new EtlException(kind, description, Secrets.scrub(detailOf(e, state), secret), e);
   }
 
   /**
@@ -178,12 +178,5 @@ public final class PgErrors {
       }
     }
     return sb.toString();
-  }
-
-  private static String scrub(String text, String secret) {
-    if (secret == null || secret.isEmpty() || text == null) {
-      return text;
-    }
-    return text.replace(secret, "<redacted>");
   }
 }

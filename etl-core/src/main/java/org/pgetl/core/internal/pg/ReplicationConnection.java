@@ -7,6 +7,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import org.pgetl.core.internal.decode.StreamingMode;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -109,6 +110,23 @@ public final class ReplicationConnection implements AutoCloseable {
    *     in use, or the kind {@link PgErrors} decides
    */
   public CreatedSlot createSlot(String slotName, SnapshotMode mode) {
+    return createSlot(slotName, mode, false);
+  }
+
+  /**
+   * Creates a permanent logical slot with the {@code pgoutput} plugin, as {@link
+   * #createSlot(String, SnapshotMode)} does, optionally as a failover slot (PostgreSQL 17+): a
+   * physical standby that synchronises slots ({@code sync_replication_slots = on}) then keeps a
+   * copy of it, usable once the standby is promoted.
+   *
+   * @param slotName the slot's name ({@link SlotNames#validate(String)})
+   * @param mode what to do with the snapshot
+   * @param failover whether the slot is a failover slot
+   * @return the slot's consistent point, and the snapshot name for {@code EXPORT_SNAPSHOT}
+   * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} when {@code failover} is asked of a
+   *     server before 17, or as {@link #createSlot(String, SnapshotMode)}
+   */
+  public CreatedSlot createSlot(String slotName, SnapshotMode mode, boolean failover) {
     SlotNames.validate(slotName);
     Objects.requireNonNull(mode, "mode");
     checkNotStreaming();
@@ -117,7 +135,8 @@ public final class ReplicationConnection implements AutoCloseable {
           ErrorKind.INVALID_STATE,
           "cannot create slot " + slotName + ": a snapshot transaction is still open");
     }
-    String sql = "CREATE_REPLICATION_SLOT \"" + slotName + "\" LOGICAL pgoutput " + mode.name();
+    serverVersion.requireFailoverSlots(failover);
+    String sql = createSlotCommand(slotName, mode, failover);
     try {
       if (mode == SnapshotMode.USE_SNAPSHOT) {
         connection.setAutoCommit(false);
@@ -136,9 +155,10 @@ public final class ReplicationConnection implements AutoCloseable {
         Lsn consistentPoint = Lsn.parse(rs.getString("consistent_point"));
         String snapshot = rs.getString("snapshot_name");
         LOG.info(
-            "created replication slot {} ({}) at consistent point {}",
+            "created replication slot {} ({}{}) at consistent point {}",
             slotName,
             mode,
+            failover ? ", failover" : "",
             consistentPoint);
         return new CreatedSlot(
             slotName,
@@ -157,6 +177,68 @@ public final class ReplicationConnection implements AutoCloseable {
       }
       throw e;
     }
+  }
+
+  /**
+   * Returns the command that creates a logical {@code pgoutput} slot. Without failover it is the
+   * old syntax, which every supported server reads ({@code CREATE_REPLICATION_SLOT "s" LOGICAL
+   * pgoutput NOEXPORT_SNAPSHOT}); a failover slot needs the option list of PostgreSQL 15+ and the
+   * {@code FAILOVER} option of 17+ ({@code CREATE_REPLICATION_SLOT "s" LOGICAL pgoutput (SNAPSHOT
+   * 'nothing', FAILOVER)}).
+   *
+   * @param slotName a validated slot name
+   * @param mode the snapshot mode
+   * @param failover whether the slot is a failover slot
+   * @return the replication command
+   */
+  static String createSlotCommand(String slotName, SnapshotMode mode, boolean failover) {
+    String head = "CREATE_REPLICATION_SLOT \"" + slotName + "\" LOGICAL pgoutput ";
+    if (!failover) {
+      return head + mode.name();
+    }
+    String snapshot =
+        switch (mode) {
+          case NOEXPORT_SNAPSHOT -> "nothing";
+          case EXPORT_SNAPSHOT -> "export";
+          case USE_SNAPSHOT -> "use";
+        };
+    return head + "(SNAPSHOT '" + snapshot + "', FAILOVER)";
+  }
+
+  /**
+   * Makes an existing slot a failover slot, or an ordinary one, to match the pipeline's setting:
+   * {@code ALTER_REPLICATION_SLOT "s" (FAILOVER true)} on PostgreSQL 17+ when the slot differs.
+   * Before 17 there is nothing to change unless a failover slot is asked for, which fails.
+   *
+   * @param slot the slot as {@code pg_replication_slots} shows it
+   * @param failover whether it must be a failover slot
+   * @return true when the slot was changed
+   * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} when {@code failover} is asked of a
+   *     server before 17, or the kind {@link PgErrors} decides when the command fails
+   */
+  public boolean matchFailover(SlotInfo slot, boolean failover) {
+    Objects.requireNonNull(slot, "slot");
+    checkNotStreaming();
+    serverVersion.requireFailoverSlots(failover);
+    if (!serverVersion.supportsFailoverSlots() || slot.failover() == failover) {
+      return false;
+    }
+    SlotNames.validate(slot.slotName());
+    String sql = "ALTER_REPLICATION_SLOT \"" + slot.slotName() + "\" (FAILOVER " + failover + ")";
+    try (Statement st = connection.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      throw PgErrors.map(
+          e,
+          "could not make replication slot "
+              + slot.slotName()
+              + (failover ? " a failover slot" : " an ordinary slot"));
+    }
+    LOG.info(
+        "replication slot {} is {} now",
+        slot.slotName(),
+        failover ? "a failover slot" : "no failover slot");
+    return true;
   }
 
   /**
@@ -276,12 +358,8 @@ public final class ReplicationConnection implements AutoCloseable {
       if (options.binary()) {
         b.withSlotOption("binary", "true");
       }
-      switch (options.streaming()) {
-        case ON -> b.withSlotOption("streaming", "on");
-        case PARALLEL -> b.withSlotOption("streaming", "parallel");
-        case OFF -> {
-          // the server's default
-        }
+      if (options.streaming() != StreamingMode.OFF) { // off is the server's default
+        b.withSlotOption("streaming", options.streaming().optionValue());
       }
       PGReplicationStream pgStream = b.start();
       LOG.info(

@@ -1,5 +1,8 @@
 package org.pgetl.core.internal.pg;
 
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+
 /**
  * A PostgreSQL server version, as {@code server_version_num} gives it (for example 170006), and
  * what the replication protocol of that version supports.
@@ -9,6 +12,9 @@ package org.pgetl.core.internal.pg;
 public record ServerVersion(int number) implements Comparable<ServerVersion> {
   /** The oldest major version pgetl supports (the first with {@code wal_status} and pubviaroot). */
   public static final int MIN_SUPPORTED_MAJOR = 13;
+
+  /** The first major version with failover slots ({@code CREATE_REPLICATION_SLOT ... FAILOVER}). */
+  public static final int FAILOVER_SLOTS_MAJOR = 17;
 
   /**
    * Returns the version of a major release, for comparisons: {@code ServerVersion.ofMajor(15)}.
@@ -75,6 +81,37 @@ public record ServerVersion(int number) implements Comparable<ServerVersion> {
    */
   public boolean supportsRowFiltersAndColumnLists() {
     return atLeast(15);
+  }
+
+  /**
+   * Returns true when logical slots can be created as failover slots, which a physical standby with
+   * {@code sync_replication_slots} keeps in step (PostgreSQL 17 and later): {@code
+   * CREATE_REPLICATION_SLOT ... (FAILOVER)}, {@code ALTER_REPLICATION_SLOT}, and the {@code
+   * failover} column of {@code pg_replication_slots}.
+   *
+   * @return whether failover slots exist
+   */
+  public boolean supportsFailoverSlots() {
+    return atLeast(FAILOVER_SLOTS_MAJOR);
+  }
+
+  /**
+   * Fails when failover slots are asked for and this server has none.
+   *
+   * @param requested whether the pipeline's {@code failoverSlots} setting is on
+   * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} naming the setting and the version
+   */
+  public void requireFailoverSlots(boolean requested) {
+    if (requested && !supportsFailoverSlots()) {
+      throw new EtlException(
+          ErrorKind.CONFIG_ERROR,
+          "failoverSlots needs PostgreSQL "
+              + FAILOVER_SLOTS_MAJOR
+              + " or later, but the source runs PostgreSQL "
+              + this,
+          "turn failoverSlots off, or upgrade the source: before 17 a promoted standby has no copy"
+              + " of the apply slot");
+    }
   }
 
   @Override

@@ -82,6 +82,8 @@ public final class SlotAdmin {
         "SELECT slot_name, plugin, slot_type, database, temporary, active, active_pid,"
             + " restart_lsn::text, confirmed_flush_lsn::text, wal_status::text, "
             + (version.atLeast(17) ? "invalidation_reason::text" : "NULL::text")
+            + ", "
+            + (version.supportsFailoverSlots() ? "failover" : "false")
             + " FROM pg_replication_slots "
             + where;
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
@@ -101,7 +103,8 @@ public final class SlotAdmin {
                   lsnOrNull(rs.getString(8)),
                   lsnOrNull(rs.getString(9)),
                   rs.getString(10),
-                  rs.getString(11)));
+                  rs.getString(11),
+                  rs.getBoolean(12)));
         }
         return out;
       }

@@ -18,6 +18,8 @@ import org.pgetl.model.Lsn;
  * @param walStatus {@code reserved}, {@code extended}, {@code unreserved} or {@code lost}; null
  *     when the server does not say
  * @param invalidationReason why the server invalidated the slot (PostgreSQL 17+), else null
+ * @param failover whether the slot is a failover slot, kept by standbys that synchronise slots
+ *     (PostgreSQL 17+; always false before)
  */
 public record SlotInfo(
     String slotName,
@@ -30,7 +32,8 @@ public record SlotInfo(
     Lsn restartLsn,
     Lsn confirmedFlushLsn,
     String walStatus,
-    String invalidationReason) {
+    String invalidationReason,
+    boolean failover) {
 
   /** Validates the components. */
   public SlotInfo {

@@ -3,6 +3,7 @@ package org.pgetl.core.internal.pg;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.pgetl.core.internal.decode.StreamingMode;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -35,7 +36,7 @@ public record StreamOptions(
     int protoVersion,
     boolean messages,
     boolean binary,
-    Streaming streaming,
+    StreamingMode streaming,
     Duration statusInterval,
     Duration feedbackDelay,
     Duration closeTimeout) {
@@ -50,16 +51,6 @@ public record StreamOptions(
 
   /** The default bound on closing a stream. */
   public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
-
-  /** How {@code pgoutput} delivers a transaction that is still in progress. */
-  public enum Streaming {
-    /** Deliver each transaction only at its commit (the server spills large ones to disk). */
-    OFF,
-    /** Stream large in-progress transactions (protocol 2+, PostgreSQL 14+). */
-    ON,
-    /** Stream large transactions for parallel apply (protocol 4, PostgreSQL 16+). */
-    PARALLEL
-  }
 
   /** Validates the components and copies the publication list. */
   public StreamOptions {
@@ -113,7 +104,7 @@ public record StreamOptions(
         0,
         false,
         false,
-        Streaming.OFF,
+        StreamingMode.OFF,
         DEFAULT_STATUS_INTERVAL,
         DEFAULT_FEEDBACK_DELAY,
         DEFAULT_CLOSE_TIMEOUT);
@@ -185,7 +176,7 @@ public record StreamOptions(
    * @param s the mode
    * @return the new options
    */
-  public StreamOptions withStreaming(Streaming s) {
+  public StreamOptions withStreaming(StreamingMode s) {
     return new StreamOptions(
         slotName,
         startLsn,
@@ -261,14 +252,14 @@ public record StreamOptions(
           ErrorKind.CONFIG_ERROR,
           "pgoutput binary and messages options need PostgreSQL 14 or later, server is " + server);
     }
-    if (streaming == Streaming.ON && v < 2) {
+    if (streaming == StreamingMode.ON && v < 2) {
       throw new EtlException(
           ErrorKind.CONFIG_ERROR,
           "streaming of in-progress transactions needs proto_version 2 or later (PostgreSQL 14+),"
               + " was "
               + v);
     }
-    if (streaming == Streaming.PARALLEL && v < 4) {
+    if (streaming == StreamingMode.PARALLEL && v < 4) {
       throw new EtlException(
           ErrorKind.CONFIG_ERROR,
           "parallel streaming needs proto_version 4 (PostgreSQL 16+), was " + v);

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.PgConnectionConfig;
+import org.pgetl.core.internal.decode.ReplicaIdentity;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -183,7 +184,7 @@ class CatalogIT {
     assertThat(e.defaultExpression()).isNull();
     assertThat(e.primaryKeyOrdinal()).isZero();
 
-    ReplicaIdentity ri = catalog.replicaIdentity(id);
+    TableIdentity ri = catalog.replicaIdentity(id);
     assertThat(ri.kind()).isEqualTo(IdentityKind.PRIMARY_KEY);
     assertThat(ri.keyAttnums()).containsExactly(4, 1);
     ReplicatedTableSchema r = catalog.replicatedTableSchema(id, null);
@@ -203,22 +204,22 @@ class CatalogIT {
         "CREATE TABLE ri_index (id int PRIMARY KEY, a int NOT NULL, b int NOT NULL)",
         "CREATE UNIQUE INDEX ri_index_ba ON ri_index (b, a)",
         "ALTER TABLE ri_index REPLICA IDENTITY USING INDEX ri_index_ba");
-    ReplicaIdentity pk = catalog.replicaIdentity(oid("ri_default_pk"));
-    assertThat(pk.code()).isEqualTo('d');
+    TableIdentity pk = catalog.replicaIdentity(oid("ri_default_pk"));
+    assertThat(pk.setting()).isEqualTo(ReplicaIdentity.DEFAULT);
     assertThat(pk.kind()).isEqualTo(IdentityKind.PRIMARY_KEY);
     assertThat(pk.keyAttnums()).containsExactly(1);
-    ReplicaIdentity noPk = catalog.replicaIdentity(oid("ri_default_nopk"));
-    assertThat(noPk.code()).isEqualTo('d');
+    TableIdentity noPk = catalog.replicaIdentity(oid("ri_default_nopk"));
+    assertThat(noPk.setting()).isEqualTo(ReplicaIdentity.DEFAULT);
     assertThat(noPk.kind()).isEqualTo(IdentityKind.NOTHING);
-    ReplicaIdentity full = catalog.replicaIdentity(oid("ri_full"));
-    assertThat(full.code()).isEqualTo('f');
+    TableIdentity full = catalog.replicaIdentity(oid("ri_full"));
+    assertThat(full.setting()).isEqualTo(ReplicaIdentity.FULL);
     assertThat(full.kind()).isEqualTo(IdentityKind.FULL);
     assertThat(full.keyAttnums()).isEmpty();
-    ReplicaIdentity nothing = catalog.replicaIdentity(oid("ri_nothing"));
-    assertThat(nothing.code()).isEqualTo('n');
+    TableIdentity nothing = catalog.replicaIdentity(oid("ri_nothing"));
+    assertThat(nothing.setting()).isEqualTo(ReplicaIdentity.NOTHING);
     assertThat(nothing.kind()).isEqualTo(IdentityKind.NOTHING);
-    ReplicaIdentity index = catalog.replicaIdentity(oid("ri_index"));
-    assertThat(index.code()).isEqualTo('i');
+    TableIdentity index = catalog.replicaIdentity(oid("ri_index"));
+    assertThat(index.setting()).isEqualTo(ReplicaIdentity.INDEX);
     assertThat(index.kind()).isEqualTo(IdentityKind.INDEX);
     assertThat(index.keyAttnums()).containsExactly(3, 2);
     assertThat(catalog.replicatedTableSchema(oid("ri_index"), null).identityColumnIndexes())
@@ -243,7 +244,7 @@ class CatalogIT {
     assertThat(r.identityColumnIndexes()).containsExactly(0);
 
     TableId index = oid("tab_include_index");
-    ReplicaIdentity ri = catalog.replicaIdentity(index);
+    TableIdentity ri = catalog.replicaIdentity(index);
     assertThat(ri.kind()).isEqualTo(IdentityKind.INDEX);
     assertThat(ri.keyAttnums()).containsExactly(2);
     assertThat(catalog.replicatedTableSchema(index, null).identityColumnIndexes())

@@ -117,6 +117,54 @@ class ConnectorIT {
   }
 
   @Test
+  void aFirstHostThatRefusesConnectionsIsSkippedByEveryKindOfConnection() throws Exception {
+    int dead = freePort();
+    PgConnectionConfig twoHosts =
+        config.toBuilder()
+            .host("127.0.0.1")
+            .port(dead)
+            .addHost(config.host(), config.port())
+            .build();
+    PgConnector multi = new PgConnector(twoHosts);
+    try (Connection plain = multi.openPlain("pgetl:catalog:connector_it_multi");
+        ReplicationConnection repl = multi.openReplication("pgetl:apply:connector_it_multi")) {
+      assertThat(TestSource.queryString(plain, "SELECT inet_server_port()::text"))
+          .isEqualTo(Integer.toString(config.port()));
+      assertThat(TestSource.queryString(plain, "SELECT pg_is_in_recovery()::text"))
+          .isEqualTo("false");
+      assertThat(applicationNameSeenByServer(repl.jdbc()))
+          .isEqualTo("pgetl:apply:connector_it_multi");
+      assertThat(repl.serverVersion().atLeast(ServerVersion.MIN_SUPPORTED_MAJOR)).isTrue();
+    }
+  }
+
+  @Test
+  void noReachableHostIsAConnectionFailureThatListsEveryHost() throws Exception {
+    int first = freePort();
+    int second = freePort();
+    PgConnector nowhere =
+        new PgConnector(
+            config.toBuilder().host("127.0.0.1").port(first).addHost("127.0.0.1", second).build());
+    assertThatThrownBy(() -> nowhere.openReplication("pgetl:apply:connector_it"))
+        .isInstanceOf(EtlException.class)
+        .satisfies(
+            e -> {
+              EtlException ee = (EtlException) e;
+              assertThat(ee.kind()).isEqualTo(ErrorKind.SOURCE_CONNECTION_FAILED);
+              assertThat(ee.getMessage())
+                  .contains("postgresql://127.0.0.1:" + first + ",127.0.0.1:" + second + "/");
+            });
+  }
+
+  /** Returns a port nothing listens on (free a moment ago, on the loopback address). */
+  private static int freePort() throws java.io.IOException {
+    try (java.net.ServerSocket s =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      return s.getLocalPort();
+    }
+  }
+
+  @Test
   void requiringTlsFromAServerWithoutTlsIsATlsError() throws Exception {
     if ("on".equals(TestSource.queryString(admin, "SHOW ssl"))) {
       return; // this server speaks TLS; the failure under test needs one that does not

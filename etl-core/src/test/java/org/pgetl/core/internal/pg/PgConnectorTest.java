@@ -82,6 +82,22 @@ class PgConnectorTest {
   }
 
   @Test
+  void severalHostsAreListedInTheUrlAndOnlyAPrimaryIsAccepted() {
+    PgConnector connector =
+        new PgConnector(
+            CONFIG.toBuilder().addHost("standby.local", 6544).addHost("::1", 6545).build());
+    assertThat(connector.url())
+        .isEqualTo("jdbc:postgresql://db.local:6543,standby.local:6544,[::1]:6545/my%20db");
+    assertThat(
+            connector.plainProperties("x", SessionTimeouts.BOUNDED).getProperty("targetServerType"))
+        .isEqualTo("primary");
+    assertThat(connector.replicationProperties("x").getProperty("targetServerType"))
+        .isEqualTo("primary");
+    assertThat(new PgConnector(CONFIG).replicationProperties("x").getProperty("targetServerType"))
+        .isEqualTo("any");
+  }
+
+  @Test
   void applicationNameIsClamped() {
     Properties p = new PgConnector(CONFIG).replicationProperties("pgetl:sync:" + "x".repeat(80));
     assertThat(p.getProperty("ApplicationName")).hasSize(63);

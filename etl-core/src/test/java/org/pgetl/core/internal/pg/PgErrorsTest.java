@@ -139,7 +139,7 @@ class PgErrorsTest {
     SQLException e = new SQLException("failed with password hunter22 somewhere", "08001");
     EtlException mapped = PgErrors.map(e, "connecting", "hunter22");
     assertThat(mapped.getMessage()).doesNotContain("hunter22");
-    assertThat(mapped.detail()).contains("<redacted>");
+    assertThat(mapped.detail()).contains("***");
   }
 
   @Test

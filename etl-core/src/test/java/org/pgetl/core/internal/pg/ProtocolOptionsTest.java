@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.pgetl.core.internal.pg.StreamOptions.Streaming;
+import org.pgetl.core.internal.decode.StreamingMode;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -44,16 +44,17 @@ class ProtocolOptionsTest {
     assertThatThrownBy(
             () ->
                 BASE.withProtoVersion(1)
-                    .withStreaming(Streaming.ON)
+                    .withStreaming(StreamingMode.ON)
                     .resolveProtoVersion(new ServerVersion(170006)))
         .hasMessageContaining("proto_version 2 or later");
     assertThatThrownBy(
             () ->
-                BASE.withStreaming(Streaming.PARALLEL)
+                BASE.withStreaming(StreamingMode.PARALLEL)
                     .resolveProtoVersion(new ServerVersion(150014)))
         .hasMessageContaining("parallel streaming needs proto_version 4");
     assertThat(
-            BASE.withStreaming(Streaming.PARALLEL).resolveProtoVersion(new ServerVersion(160010)))
+            BASE.withStreaming(StreamingMode.PARALLEL)
+                .resolveProtoVersion(new ServerVersion(160010)))
         .isEqualTo(4);
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.pgetl.core.internal.decode.ReplicaIdentity;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -31,7 +32,9 @@ class ReplicatedSchemaTest {
   void everyColumnWithPrimaryKeyInKeyOrder() {
     ReplicatedTableSchema r =
         PgCatalog.replicated(
-            ORDERS, new ReplicaIdentity('d', IdentityKind.PRIMARY_KEY, List.of(3, 1)), null);
+            ORDERS,
+            new TableIdentity(ReplicaIdentity.DEFAULT, IdentityKind.PRIMARY_KEY, List.of(3, 1)),
+            null);
     assertThat(r.columnCount()).isEqualTo(3);
     assertThat(r.identity()).isEqualTo(IdentityKind.PRIMARY_KEY);
     assertThat(r.identityColumnIndexes()).containsExactly(1, 0);
@@ -42,7 +45,7 @@ class ReplicatedSchemaTest {
     ReplicatedTableSchema r =
         PgCatalog.replicated(
             ORDERS,
-            new ReplicaIdentity('i', IdentityKind.INDEX, List.of(3)),
+            new TableIdentity(ReplicaIdentity.INDEX, IdentityKind.INDEX, List.of(3)),
             List.of("id", "note"));
     assertThat(r.columns()).extracting(ColumnSchema::name).containsExactly("id", "note");
     assertThat(r.replicationMask()).containsExactly(false, true, true);
@@ -53,12 +56,16 @@ class ReplicatedSchemaTest {
   void fullAndNothingHaveNoKeyColumns() {
     assertThat(
             PgCatalog.replicated(
-                    ORDERS, new ReplicaIdentity('f', IdentityKind.FULL, List.of()), null)
+                    ORDERS,
+                    new TableIdentity(ReplicaIdentity.FULL, IdentityKind.FULL, List.of()),
+                    null)
                 .identityColumnIndexes())
         .isEmpty();
     assertThat(
             PgCatalog.replicated(
-                    ORDERS, new ReplicaIdentity('n', IdentityKind.NOTHING, List.of()), null)
+                    ORDERS,
+                    new TableIdentity(ReplicaIdentity.NOTHING, IdentityKind.NOTHING, List.of()),
+                    null)
                 .identity())
         .isEqualTo(IdentityKind.NOTHING);
   }
@@ -69,7 +76,8 @@ class ReplicatedSchemaTest {
             () ->
                 PgCatalog.replicated(
                     ORDERS,
-                    new ReplicaIdentity('d', IdentityKind.PRIMARY_KEY, List.of(3, 1)),
+                    new TableIdentity(
+                        ReplicaIdentity.DEFAULT, IdentityKind.PRIMARY_KEY, List.of(3, 1)),
                     List.of("tenant", "note")))
         .isInstanceOf(EtlException.class)
         .satisfies(
@@ -85,7 +93,7 @@ class ReplicatedSchemaTest {
             () ->
                 PgCatalog.replicated(
                     ORDERS,
-                    new ReplicaIdentity('f', IdentityKind.FULL, List.of()),
+                    new TableIdentity(ReplicaIdentity.FULL, IdentityKind.FULL, List.of()),
                     List.of("missing")))
         .hasMessageContaining("names column 'missing'");
   }

@@ -78,6 +78,47 @@ class SlotIT {
   }
 
   @Test
+  void aFailoverSlotIsOneInPgReplicationSlotsAndCanBeTurnedBackAndForth() throws Exception {
+    try (ReplicationConnection repl = connector.openReplication("pgetl:apply:slot_it")) {
+      if (!repl.serverVersion().supportsFailoverSlots()) {
+        assertThatThrownBy(
+                () ->
+                    repl.createSlot(
+                        "pgetl_apply_failover",
+                        SnapshotMode.NOEXPORT_SNAPSHOT, /* failover */
+                        true))
+            .isInstanceOf(EtlException.class)
+            .satisfies(e -> assertThat(((EtlException) e).kind()).isEqualTo(ErrorKind.CONFIG_ERROR))
+            .hasMessageContaining("failoverSlots needs PostgreSQL 17");
+        assertThat(slots.find("pgetl_apply_failover")).isEmpty();
+        return;
+      }
+      repl.createSlot("pgetl_apply_failover", SnapshotMode.NOEXPORT_SNAPSHOT, true);
+      repl.createSlot("pgetl_apply_ordinary", SnapshotMode.NOEXPORT_SNAPSHOT, false);
+    }
+    assertThat(failoverColumn("pgetl_apply_failover")).isEqualTo("true");
+    assertThat(failoverColumn("pgetl_apply_ordinary")).isEqualTo("false");
+    assertThat(slots.find("pgetl_apply_failover").orElseThrow().failover()).isTrue();
+
+    try (ReplicationConnection repl = connector.openReplication("pgetl:apply:slot_it")) {
+      SlotInfo ordinary = slots.find("pgetl_apply_ordinary").orElseThrow();
+      assertThat(repl.matchFailover(ordinary, true)).isTrue();
+      SlotInfo failover = slots.find("pgetl_apply_failover").orElseThrow();
+      assertThat(repl.matchFailover(failover, true)).isFalse();
+      assertThat(repl.matchFailover(failover, false)).isTrue();
+    }
+    assertThat(failoverColumn("pgetl_apply_ordinary")).isEqualTo("true");
+    assertThat(failoverColumn("pgetl_apply_failover")).isEqualTo("false");
+    slots.dropIfExists("pgetl_apply_failover", Duration.ZERO);
+    slots.dropIfExists("pgetl_apply_ordinary", Duration.ZERO);
+  }
+
+  private static String failoverColumn(String slot) throws Exception {
+    return TestSource.queryString(
+        admin, "SELECT failover::text FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+  }
+
+  @Test
   void creatingAnExistingSlotFailsWithAlreadyExists() {
     try (ReplicationConnection repl = connector.openReplication("pgetl:apply:slot_it")) {
       repl.createSlot("pgetl_apply_twice", SnapshotMode.NOEXPORT_SNAPSHOT);

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.PgConnectionConfig;
-import org.pgetl.core.internal.pg.StreamOptions.Streaming;
+import org.pgetl.core.internal.decode.StreamingMode;
 
 /** The stream against a real walsender: options, pacing, idle cost and delivery latency. */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -78,7 +78,7 @@ class StreamIT {
     }
     try (ReplicationConnection repl = connector.openReplication("pgetl:apply:options")) {
       CreatedSlot slot = repl.createSlot("pgetl_apply_options", SnapshotMode.NOEXPORT_SNAPSHOT);
-      Streaming streaming = version.atLeast(16) ? Streaming.PARALLEL : Streaming.ON;
+      StreamingMode streaming = version.atLeast(16) ? StreamingMode.PARALLEL : StreamingMode.ON;
       ReplicationStream s =
           repl.startStreaming(
               StreamOptions.of(slot.slotName(), slot.consistentPoint(), List.of("pub_items"))

@@ -1,4 +1,4 @@
-package org.pgetl.core.internal.engine;
+package org.pgetl.core.internal.sync;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +10,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.pgetl.core.internal.engine.EngineContext;
+import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.model.TableId;
 
 /**
@@ -19,13 +21,18 @@ import org.pgetl.model.TableId;
  * stop signal, so one table's worker can be stopped alone ({@link #cancel}). While a worker runs,
  * its thread is named {@code pgetl-sync-<pipeline>-<table oid>}.
  */
-final class SyncPool {
+public final class SyncPool {
   private final EngineContext ctx;
   private final ThreadPoolExecutor executor;
   private final Map<TableId, StopSignal> stops = new ConcurrentHashMap<>();
   private final Set<Thread> busy = ConcurrentHashMap.newKeySet();
 
-  SyncPool(EngineContext ctx) {
+  /**
+   * Creates the pool of a generation.
+   *
+   * @param ctx the generation
+   */
+  public SyncPool(EngineContext ctx) {
     this.ctx = ctx;
     int size = ctx.config.maxTableSyncWorkers();
     String pipelineId = ctx.config.pipelineId();
@@ -50,7 +57,7 @@ final class SyncPool {
    * @param table the table
    * @param priorAttempts timed retries already made for the table's last failure
    */
-  void spawn(TableId table, int priorAttempts) {
+  public void spawn(TableId table, int priorAttempts) {
     if (ctx.stop.isRequested() || !ctx.tables.claimWorker(table)) {
       return;
     }
@@ -91,7 +98,7 @@ final class SyncPool {
    * @param table the table
    * @return true when a worker was asked to stop
    */
-  boolean cancel(TableId table) {
+  public boolean cancel(TableId table) {
     StopSignal stop = stops.get(table);
     if (stop == null) {
       return false;
@@ -107,7 +114,7 @@ final class SyncPool {
    * @param deadlineNanos the deadline, in {@link System#nanoTime()} terms
    * @return the threads still running a worker at the deadline
    */
-  List<Thread> awaitAll(long deadlineNanos) {
+  public List<Thread> awaitAll(long deadlineNanos) {
     executor.shutdown();
     try {
       long left = deadlineNanos - System.nanoTime();

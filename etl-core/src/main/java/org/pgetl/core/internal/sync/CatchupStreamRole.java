@@ -1,8 +1,7 @@
-package org.pgetl.core.internal.engine;
+package org.pgetl.core.internal.sync;
 
 import java.util.UUID;
 import org.pgetl.core.internal.apply.StreamRole;
-import org.pgetl.core.internal.sync.TableStates;
 import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
@@ -16,12 +15,12 @@ import org.pgetl.store.TableState;
  * then store {@code SyncDone} once that is durable.
  */
 final class CatchupStreamRole implements StreamRole {
-  private final TableStates tables;
+  private final TableStateMachine tables;
   private final TableId table;
   private final TableName name;
   private final StreamId streamId;
 
-  CatchupStreamRole(TableStates tables, TableId table, TableName name, UUID copyAttempt) {
+  CatchupStreamRole(TableStateMachine tables, TableId table, TableName name, UUID copyAttempt) {
     this.tables = tables;
     this.table = table;
     this.name = name;
@@ -80,7 +79,7 @@ final class CatchupStreamRole implements StreamRole {
   private void tryComplete(Lsn position, Control control) {
     Lsn target = target();
     if (target != null && position.compareTo(target) >= 0) {
-      tables.setAndStore(table, new TableState.SyncDone(position));
+      tables.syncDone(table, position);
       control.finish();
     }
   }

@@ -1,4 +1,4 @@
-package org.pgetl.core.internal.engine;
+package org.pgetl.core.internal.sync;
 
 import java.sql.Connection;
 import java.time.Duration;
@@ -13,6 +13,11 @@ import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.copy.CopyPlanner;
 import org.pgetl.core.internal.copy.TableCopier;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
+import org.pgetl.core.internal.engine.Backoff;
+import org.pgetl.core.internal.engine.CatalogSchemaResolver;
+import org.pgetl.core.internal.engine.DestinationCalls;
+import org.pgetl.core.internal.engine.EngineContext;
+import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.CreatedSlot;
 import org.pgetl.core.internal.pg.PgCatalog;
@@ -163,7 +168,7 @@ final class TableSyncWorker {
       throw org.pgetl.core.internal.pg.PgErrors.map(e, "table-sync of " + table + " failed");
     }
     ctx.store.prepareTableForCopy(table);
-    ctx.tables.setAndStore(table, TableState.DATA_SYNC);
+    ctx.tables.startCopy(table);
     if (stop.isRequested()) {
       return;
     }
@@ -215,7 +220,7 @@ final class TableSyncWorker {
           WriteDurability.REQUIRE_DURABLE)) {
         return;
       }
-      ctx.tables.setAndStore(table, TableState.FINISHED_COPY);
+      ctx.tables.copyFinished(table);
       try {
         ctx.store.recordCopy(
             table, new CopyRecord(attempt, copied.rows(), copied.batches(), Instant.now()));
@@ -230,13 +235,12 @@ final class TableSyncWorker {
           schema.name(),
           consistentPoint);
       // 8. hand-off: ask the apply worker for a catch-up target
-      ctx.tables.setInMemory(table, new TableState.SyncWait(consistentPoint));
+      ctx.tables.awaitCatchup(table, consistentPoint);
       if (!awaitCatchup()) {
         return;
       }
       // 9. catch up on our own slot
-      ReplicationStream stream =
-          repl.startStreaming(ApplyWorker.streamOptions(ctx, slotName, consistentPoint));
+      ReplicationStream stream = repl.startStreaming(ctx.streamOptions(slotName, consistentPoint));
       try (CatalogSchemaResolver resolver =
           new CatalogSchemaResolver(ctx.connector, ApplicationNames.tableSync(pipelineId, table))) {
         ApplyLoop loop =
@@ -265,7 +269,6 @@ final class TableSyncWorker {
    */
   private void leftThePublication(Connection c) {
     new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
-    ctx.store.deleteTable(table);
     ctx.tables.remove(table);
     LOG.info(
         "pipeline {}: table {} left the publication; its state and slot are deleted",
@@ -366,6 +369,14 @@ final class TableSyncWorker {
       return;
     }
     ctx.errors.record(e);
+    if (ctx.tables.get(table) == null) {
+      LOG.info(
+          "pipeline {}: table {} left the pipeline while it failed: {}",
+          pipelineId,
+          table,
+          e.getMessage());
+      return;
+    }
     RetryPolicy policy;
     if (e.directive() == RetryDirective.TIMED
         && (Backoff.isOutage(e.kind()) || priorAttempts < ctx.config.retryMaxAttempts())) {
@@ -385,15 +396,16 @@ final class TableSyncWorker {
         policy,
         e.hint());
     try {
-      ctx.tables.setAndStore(
-          table, new TableState.Errored(e.kind(), e.getMessage(), e.hint(), policy));
+      ctx.tables.error(table, new TableState.Errored(e.kind(), e.getMessage(), e.hint(), policy));
     } catch (EtlException storeFailure) {
       storeFailure.addSuppressed(e);
       if (Backoff.isOutage(storeFailure.kind())) {
         // the store is away too (it usually lives in the source): the table goes back to its
         // last stored state, and the apply worker starts a worker for it again once it is back
-        TableState stored = ctx.store.tableState(table).orElse(TableState.INIT);
-        ctx.tables.publish(table, stored);
+        TableState stored = ctx.tables.revert(table);
+        if (stored == null) {
+          return;
+        }
         LOG.warn(
             "pipeline {}: table {} could not be marked errored ({}); it resumes from {}",
             pipelineId,

@@ -1,0 +1,123 @@
+package org.pgetl;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.pgetl.core.internal.pg.PgConnector;
+import org.pgetl.core.internal.preflight.PreflightRunner;
+import org.pgetl.error.EtlException;
+import org.pgetl.store.PipelineStore;
+
+/**
+ * The checks a pipeline runs at {@link Pipeline#start()} before it creates a replication slot or a
+ * state row: the source's {@code wal_level}, the role's {@code REPLICATION} attribute, the
+ * publication, {@code SELECT} on every table the copy reads, the replica identity of every table
+ * the publication publishes updates or deletes for, free replication slots and WAL senders, and the
+ * state store. {@code start()} fails with the first failed check (the other failures suppressed in
+ * it); {@link #run} runs them alone, for a deployment check, without starting anything:
+ *
+ * <pre>{@code
+ * for (Preflight.Check c : Preflight.run(config, store)) {
+ *   System.out.println(c.status() + " " + (c.passed() ? c.summary() : c.failure().getMessage()));
+ * }
+ * }</pre>
+ *
+ * <p>The checks only read: the source's catalog and settings, and the store through {@link
+ * PipelineStore#loadTableStates()} and {@link PipelineStore#progress}. A check that depends on
+ * another one that failed (every check on the source needs a connection; the table checks need the
+ * publication; the slot count needs the table states) is {@linkplain Status#SKIPPED skipped}.
+ */
+public final class Preflight {
+  private Preflight() {}
+
+  /** How a check ended. */
+  public enum Status {
+    /** The check passed. */
+    PASSED,
+    /** The check failed: {@link Check#failure()} says why and what to do. */
+    FAILED,
+    /** The check could not run because a check it depends on failed. */
+    SKIPPED
+  }
+
+  /**
+   * The result of one check.
+   *
+   * @param name what was checked, in a few words, such as {@code wal_level} or {@code replication
+   *     slots}
+   * @param status how the check ended
+   * @param summary one line: what was found ({@code wal_level = logical}) when passed, the
+   *     failure's description when failed, why the check did not run when skipped
+   * @param failure the failure, with its kind, description and hint; non-null exactly when {@code
+   *     status} is {@link Status#FAILED}
+   */
+  public record Check(String name, Status status, String summary, EtlException failure) {
+    /** Validates the components. */
+    public Check {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(status, "status");
+      Objects.requireNonNull(summary, "summary");
+      if ((status == Status.FAILED) != (failure != null)) {
+        throw new IllegalArgumentException(
+            "a check has a failure exactly when it failed, was " + status + " with " + failure);
+      }
+    }
+
+    /**
+     * Returns whether the check passed.
+     *
+     * @return true for {@link Status#PASSED}
+     */
+    public boolean passed() {
+      return status == Status.PASSED;
+    }
+  }
+
+  /**
+   * Runs every check for a pipeline of this configuration and store, as {@link Pipeline#start()}
+   * does, without creating a slot, a state row or anything else.
+   *
+   * @param config the pipeline's configuration
+   * @param store the pipeline's store
+   * @return one result per check, in the order {@code start()} runs them
+   * @throws EtlException of kind {@code CONFIG_ERROR} when the store belongs to another pipeline
+   */
+  public static List<Check> run(PipelineConfig config, PipelineStore store) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(store, "store");
+    if (!config.pipelineId().equals(store.pipelineId())) {
+      throw new EtlException(
+          org.pgetl.error.ErrorKind.CONFIG_ERROR,
+          "the store belongs to pipeline '"
+              + store.pipelineId()
+              + "', the configuration to '"
+              + config.pipelineId()
+              + "'");
+    }
+    return new PreflightRunner(config, store, new PgConnector(config.source())).run(false);
+  }
+
+  /**
+   * Returns the failure of a list of checks: the first failed check's, with the other failures
+   * suppressed in it, as {@link Pipeline#start()} throws it.
+   *
+   * @param checks the results of {@link #run}
+   * @return the failure, or empty when no check failed
+   */
+  public static Optional<EtlException> failure(List<Check> checks) {
+    EtlException first = null;
+    for (Check c : checks) {
+      EtlException e = c.failure();
+      if (e == null || e == first) {
+        continue;
+      }
+      if (first == null) {
+        first = e;
+      } else if (!List.of(first.getSuppressed()).contains(e)) {
+        // asked twice, the same failure is suppressed once
+        first.addSuppressed(e);
+      }
+    }
+    return Optional.ofNullable(first);
+  }
+}

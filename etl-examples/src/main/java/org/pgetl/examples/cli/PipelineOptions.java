@@ -1,0 +1,91 @@
+package org.pgetl.examples.cli;
+
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.PipelineConfig;
+import org.pgetl.store.PipelineStore;
+import picocli.CommandLine.Option;
+
+/**
+ * The options that say which pipeline a command is about: the source, the publication, the pipeline
+ * id and where its state is kept — with the names, defaults and meaning of {@code pgetl
+ * replicate}'s options of the same names.
+ */
+final class PipelineOptions {
+  @Option(
+      names = "--source-url",
+      required = true,
+      paramLabel = "URL",
+      description =
+          "The source database: jdbc:postgresql://host:port/db?user=..&password=.. or"
+              + " postgresql://user:password@host:port/db.")
+  String sourceUrl;
+
+  @Option(
+      names = "--publication",
+      required = true,
+      paramLabel = "NAME",
+      description = "The publication to replicate.")
+  String publication;
+
+  @Option(
+      names = "--pipeline-id",
+      paramLabel = "ID",
+      defaultValue = "cli",
+      description =
+          "The pipeline's id, 1-40 characters of [a-z0-9_]; it names the replication"
+              + " slot pgetl_apply_<id> and scopes the stored state (default: ${DEFAULT-VALUE}).")
+  String pipelineId;
+
+  @Option(
+      names = "--state-store",
+      paramLabel = "STORE",
+      defaultValue = "source",
+      converter = StateStoreSpec.Converter.class,
+      description =
+          "Where the pipeline keeps its progress: source (schema --store-schema of the"
+              + " source database), memory or a jdbc:postgresql:// URL of another database"
+              + " (default: ${DEFAULT-VALUE}).")
+  StateStoreSpec stateStore;
+
+  @Option(
+      names = "--store-schema",
+      paramLabel = "SCHEMA",
+      defaultValue = "etl",
+      description = "The schema of the state store's tables (default: ${DEFAULT-VALUE}).")
+  String storeSchema;
+
+  /**
+   * Returns the source's connection settings; a URL without a password takes it from {@code
+   * PGPASSWORD}.
+   *
+   * @return the settings
+   */
+  PgConnectionConfig source() {
+    return Connections.config(sourceUrl);
+  }
+
+  /**
+   * Returns the pipeline's configuration, with the defaults {@code pgetl replicate} uses.
+   *
+   * @param source the source's settings
+   * @return the configuration
+   */
+  PipelineConfig config(PgConnectionConfig source) {
+    return PipelineConfig.builder()
+        .pipelineId(pipelineId)
+        .publication(publication)
+        .source(source)
+        .build();
+  }
+
+  /**
+   * Opens the state store (a PostgreSQL store creates or migrates its schema, as {@code replicate}
+   * does).
+   *
+   * @param source the source's settings
+   * @return the open store; close it
+   */
+  PipelineStore openStore(PgConnectionConfig source) {
+    return stateStore.open(source, pipelineId, storeSchema);
+  }
+}

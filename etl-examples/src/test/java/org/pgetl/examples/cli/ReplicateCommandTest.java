@@ -1,0 +1,59 @@
+package org.pgetl.examples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.pgetl.PipelineStatus;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
+import org.pgetl.model.Lsn;
+
+@Timeout(30)
+class ReplicateCommandTest {
+
+  /**
+   * Regression: {@code PipelineStatus.lifecycle()} is null until the pipeline read the lifecycle
+   * row once (phase {@code STARTING}); the status line threw a NullPointerException, which ended
+   * {@code pgetl replicate}.
+   */
+  @Test
+  void aStatusLineIsPrintedBeforeTheLifecycleWasReadOnce() {
+    PipelineStatus starting =
+        new PipelineStatus(
+            "cli",
+            PipelineStatus.Phase.STARTING,
+            null,
+            Map.of(),
+            Lsn.ZERO,
+            -1,
+            java.time.Duration.ZERO,
+            null,
+            List.of(),
+            0,
+            null);
+
+    assertThat(ReplicateCommand.statusLine(starting, new SimpleMeterRegistry()))
+        .startsWith("pgetl: starting, lifecycle not read yet, tables none yet");
+  }
+
+  /**
+   * The hint printed when a failure ends the command says what to do now: a kind the pipeline would
+   * retry while it runs says to run the command again, never that it retries by itself.
+   */
+  @Test
+  void theHintOfAFailureThatEndsTheCommandSaysToRunItAgain() {
+    for (ErrorKind kind : ErrorKind.values()) {
+      String line = ErrorReport.describe(new EtlException(kind, "it failed"));
+      assertThat(line).as("%s", kind).contains(". hint: ");
+      assertThat(line).as("%s", kind).doesNotContain("by itself");
+      if (kind.policy().directive() == RetryDirective.TIMED) {
+        assertThat(line).as("%s", kind).contains("run the command again");
+      }
+    }
+  }
+}
