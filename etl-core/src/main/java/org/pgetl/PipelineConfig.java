@@ -1,5 +1,6 @@
 package org.pgetl;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
@@ -35,7 +36,11 @@ import org.pgetl.error.EtlException;
  * @param invalidatedSlotBehavior what to do when the apply slot was invalidated by the server
  * @param pgoutputBinary ask pgoutput for binary values (PostgreSQL 14+; falls back to text for
  *     types without a binary decoder)
- * @param pgoutputStreaming ask pgoutput to stream large in-progress transactions (PostgreSQL 14+)
+ * @param pgoutputStreaming ask pgoutput to stream large in-progress transactions while they run
+ *     (PostgreSQL 14+); their changes wait in spool files until their commit
+ * @param spoolDirectory where streamed in-progress transactions wait for their commit: the pipeline
+ *     uses its own folder {@code <spoolDirectory>/<pipelineId>}, emptied at every start
+ * @param spoolMaxBytes the most disk the pipeline's spool files may take together
  * @param statusInterval the longest time between two status updates to the server (also bounded by
  *     a third of the server's {@code wal_sender_timeout})
  * @param shutdownTimeout how long a shutdown waits for unanswered destination results before it
@@ -78,6 +83,8 @@ public record PipelineConfig(
     InvalidatedSlotBehavior invalidatedSlotBehavior,
     boolean pgoutputBinary,
     boolean pgoutputStreaming,
+    Path spoolDirectory,
+    long spoolMaxBytes,
     Duration statusInterval,
     Duration shutdownTimeout,
     Duration lifecyclePollInterval,
@@ -114,6 +121,18 @@ public record PipelineConfig(
 
   /** 5 timed retries, then an operator is needed. */
   public static final int DEFAULT_RETRY_MAX_ATTEMPTS = 5;
+
+  /**
+   * On: the server sends a large transaction while it runs (into the spool) instead of keeping it
+   * in its own spill files until the commit, so it reaches the destination sooner after its commit.
+   */
+  public static final boolean DEFAULT_PGOUTPUT_STREAMING = true;
+
+  /**
+   * 10 GiB of spool files per pipeline: a transaction of some hundred million narrow rows, well
+   * below the free space of a typical server disk.
+   */
+  public static final long DEFAULT_SPOOL_MAX_BYTES = 10L * 1024 * 1024 * 1024;
 
   /** 10 s, and never more than a third of the server's {@code wal_sender_timeout}. */
   public static final Duration DEFAULT_STATUS_INTERVAL = Duration.ofSeconds(10);
@@ -191,6 +210,10 @@ public record PipelineConfig(
     }
     Objects.requireNonNull(tableCopy, "tableCopy");
     Objects.requireNonNull(invalidatedSlotBehavior, "invalidatedSlotBehavior");
+    if (spoolDirectory == null) {
+      throw invalid("spoolDirectory must be set");
+    }
+    positive(spoolMaxBytes, "spoolMaxBytes");
     positive(statusInterval, "statusInterval");
     positive(shutdownTimeout, "shutdownTimeout");
     positive(lifecyclePollInterval, "lifecyclePollInterval");
@@ -211,6 +234,16 @@ public record PipelineConfig(
           "temporarySlots and failoverSlots exclude each other: a temporary slot cannot"
               + " be a failover slot");
     }
+  }
+
+  /**
+   * Returns the default {@code spoolDirectory}: {@code pgetl-spool} in the system's temporary
+   * folder ({@code java.io.tmpdir}), read when a builder is created.
+   *
+   * @return the folder
+   */
+  public static Path defaultSpoolDirectory() {
+    return Path.of(System.getProperty("java.io.tmpdir"), "pgetl-spool");
   }
 
   /**
@@ -245,6 +278,8 @@ public record PipelineConfig(
     b.invalidatedSlotBehavior = invalidatedSlotBehavior;
     b.pgoutputBinary = pgoutputBinary;
     b.pgoutputStreaming = pgoutputStreaming;
+    b.spoolDirectory = spoolDirectory;
+    b.spoolMaxBytes = spoolMaxBytes;
     b.statusInterval = statusInterval;
     b.shutdownTimeout = shutdownTimeout;
     b.lifecyclePollInterval = lifecyclePollInterval;
@@ -301,10 +336,9 @@ public record PipelineConfig(
             + " copyConnectionsPerTable=%d, retry.delay=%s, retry.maxDelay=%s,"
             + " retry.backoffMultiplier=%s, retry.maxAttempts=%d, tableCopy=%s,"
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
-            + " statusInterval=%s, shutdownTimeout=%s, lifecyclePollInterval=%s,"
-            + " publicationRefreshInterval=%s, instanceMode=%s, leaseCheckInterval=%s,"
-            + " takeoverDelay=%s, temporarySlots=%s,"
-            + " failoverSlots=%s]",
+            + " spoolDirectory=%s, spoolMaxBytes=%d, statusInterval=%s, shutdownTimeout=%s,"
+            + " lifecyclePollInterval=%s, publicationRefreshInterval=%s, instanceMode=%s,"
+            + " leaseCheckInterval=%s, takeoverDelay=%s, temporarySlots=%s, failoverSlots=%s]",
         pipelineId,
         publication,
         source,
@@ -321,6 +355,8 @@ public record PipelineConfig(
         invalidatedSlotBehavior,
         pgoutputBinary,
         pgoutputStreaming,
+        spoolDirectory,
+        spoolMaxBytes,
         statusInterval,
         shutdownTimeout,
         lifecyclePollInterval,
@@ -349,7 +385,9 @@ public record PipelineConfig(
     private TableCopySelection tableCopy = TableCopySelection.all();
     private InvalidatedSlotBehavior invalidatedSlotBehavior = InvalidatedSlotBehavior.FAIL;
     private boolean pgoutputBinary;
-    private boolean pgoutputStreaming;
+    private boolean pgoutputStreaming = DEFAULT_PGOUTPUT_STREAMING;
+    private Path spoolDirectory = defaultSpoolDirectory();
+    private long spoolMaxBytes = DEFAULT_SPOOL_MAX_BYTES;
     private Duration statusInterval = DEFAULT_STATUS_INTERVAL;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
     private Duration lifecyclePollInterval = DEFAULT_LIFECYCLE_POLL_INTERVAL;
@@ -528,13 +566,40 @@ public record PipelineConfig(
     }
 
     /**
-     * Asks pgoutput to stream large in-progress transactions (default false; PostgreSQL 14+).
+     * Asks pgoutput to stream large in-progress transactions while they run (default true;
+     * PostgreSQL 14+, older servers use protocol 1). False keeps protocol 1: the server holds a
+     * large transaction until its commit.
      *
      * @param value whether to stream
      * @return this builder
      */
     public Builder pgoutputStreaming(boolean value) {
       this.pgoutputStreaming = value;
+      return this;
+    }
+
+    /**
+     * Sets where streamed in-progress transactions wait for their commit (default {@link
+     * #defaultSpoolDirectory()}); the pipeline uses the folder {@code <value>/<pipelineId>} and
+     * empties it at every start.
+     *
+     * @param value a folder this process can write
+     * @return this builder
+     */
+    public Builder spoolDirectory(Path value) {
+      this.spoolDirectory = value;
+      return this;
+    }
+
+    /**
+     * Sets the most disk the pipeline's spool files may take together (default 10 GiB); beyond it
+     * the pipeline stops with an error naming this setting.
+     *
+     * @param value bytes, > 0
+     * @return this builder
+     */
+    public Builder spoolMaxBytes(long value) {
+      this.spoolMaxBytes = value;
       return this;
     }
 
@@ -666,6 +731,8 @@ public record PipelineConfig(
           invalidatedSlotBehavior,
           pgoutputBinary,
           pgoutputStreaming,
+          spoolDirectory,
+          spoolMaxBytes,
           statusInterval,
           shutdownTimeout,
           lifecyclePollInterval,

@@ -34,7 +34,10 @@ class PipelineConfigTest {
     assertThat(c.copyConnectionsPerTable()).isEqualTo(4);
     assertThat(c.invalidatedSlotBehavior()).isEqualTo(PipelineConfig.InvalidatedSlotBehavior.FAIL);
     assertThat(c.pgoutputBinary()).isFalse();
-    assertThat(c.pgoutputStreaming()).isFalse();
+    assertThat(c.pgoutputStreaming()).isTrue();
+    assertThat(c.spoolDirectory())
+        .isEqualTo(java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "pgetl-spool"));
+    assertThat(c.spoolMaxBytes()).isEqualTo(10L << 30);
     assertThat(c.temporarySlots()).isFalse();
     assertThat(c.tableCopy().shouldCopy(new TableName("public", "t"))).isTrue();
     assertThat(c.applySlotName()).isEqualTo("pgetl_apply_orders_1");
@@ -86,6 +89,8 @@ class PipelineConfigTest {
     rejects(b -> b.publication("p".repeat(64)), "publication must be at most 63 bytes");
     rejects(b -> b.source(null), "source must be set");
     rejects(b -> b.statusInterval(Duration.ofSeconds(-1)), "statusInterval must be > 0");
+    rejects(b -> b.spoolMaxBytes(0), "spoolMaxBytes must be > 0, was 0");
+    rejects(b -> b.spoolDirectory(null), "spoolDirectory must be set");
   }
 
   @Test

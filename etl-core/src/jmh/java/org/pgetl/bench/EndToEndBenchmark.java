@@ -42,18 +42,33 @@ import org.postgresql.replication.PGReplicationStream;
  *   <li><b>streaming</b>: one transaction of 500k inserts; pgjdbc alone reads the raw pgoutput
  *       stream of a slot, timed from its first message to the commit; pgetl (stopped during the
  *       insert, then started) delivers it to the destination, timed from the first insert event to
- *       the last;
+ *       the last; both with protocol 1;
  *   <li><b>latency</b>: single-row inserts on an idle running pipeline, from sending the INSERT to
- *       the event reaching the destination.
+ *       the event reaching the destination;
+ *   <li><b>large transaction</b>: one transaction of 500k inserts written while the pipeline runs,
+ *       with protocol 1 ({@code pgoutputStreaming(false)}) and with streaming, timed from the
+ *       statement's commit returning on the client to the first and to the last insert event at the
+ *       destination; the peak heap after a garbage collection is noted during each.
  * </ul>
  *
  * <p>Run: {@code mvn -B -q -pl etl-core -am -Pjmh package -DskipTests} then {@code java -cp
- * etl-core/target/etl-core-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}.
+ * etl-core/target/etl-core-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}. {@code
+ * -Dpgetl.bench.only=large} runs the large-transaction section alone, {@code
+ * -Dpgetl.bench.largeRows=5000000} changes its size, {@code -Dpgetl.bench.decodingWorkMem=8MB} the
+ * server's {@code logical_decoding_work_mem} (default 64 MB), which decides when the server starts
+ * streaming a transaction and when it spills one to disk.
  */
 public final class EndToEndBenchmark {
   private static final int COPY_ROWS = 1_000_000;
   private static final int STREAM_ROWS = 500_000;
   private static final int LATENCY_SAMPLES = 300;
+  private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
+  private static final boolean LARGE_ONLY = "large".equals(System.getProperty("pgetl.bench.only"));
+  private static final String DECODING_WORK_MEM = System.getProperty("pgetl.bench.decodingWorkMem");
+  private static final String ROW_VALUES =
+      "g, g % 500, 'customer ' || g || ' of the benchmark', g * 1.25,"
+          + " '2024-01-01'::timestamptz + g * interval '1 second',"
+          + " jsonb_build_object('tier', 'gold', 'score', g % 97)";
 
   private EndToEndBenchmark() {}
 
@@ -65,8 +80,12 @@ public final class EndToEndBenchmark {
    */
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
-    try (EmbeddedPostgres pg =
-        EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s").start()) {
+    EmbeddedPostgres.Builder server =
+        EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s");
+    if (DECODING_WORK_MEM != null) {
+      server.setting("logical_decoding_work_mem", DECODING_WORK_MEM);
+    }
+    try (EmbeddedPostgres pg = server.start()) {
       pg.createDatabase("bench");
       PgConnectionConfig source =
           PgConnectionConfig.builder()
@@ -76,6 +95,17 @@ public final class EndToEndBenchmark {
               .user(pg.superuser())
               .password(pg.password())
               .build();
+      try (Connection c = connect(pg, "bench")) {
+        exec(
+            c,
+            "CREATE TABLE bench_large (id int8 PRIMARY KEY, qty int4, name text,"
+                + " price numeric(12,2), created timestamptz, attrs jsonb)",
+            "CREATE PUBLICATION pub_large FOR TABLE bench_large");
+      }
+      if (LARGE_ONLY) {
+        largeTransactions(pg, source, rounds);
+        return;
+      }
       try (Connection c = connect(pg, "bench")) {
         exec(
             c,
@@ -134,6 +164,237 @@ public final class EndToEndBenchmark {
           latency[0],
           latency[1],
           LATENCY_SAMPLES);
+      largeTransactions(pg, source, rounds);
+    }
+  }
+
+  // ---- large transactions
+
+  /**
+   * Times one large transaction per round and protocol, written while the pipeline runs, and prints
+   * the medians; rounds alternate which protocol goes first.
+   */
+  private static void largeTransactions(EmbeddedPostgres pg, PgConnectionConfig source, int rounds)
+      throws Exception {
+    List<Double> plainRate = new ArrayList<>();
+    List<Double> streamRate = new ArrayList<>();
+    List<Double> plainFirst = new ArrayList<>();
+    List<Double> streamFirst = new ArrayList<>();
+    long plainHeap = 0;
+    long streamHeap = 0;
+    HeapWatch heap = HeapWatch.start();
+    for (int r = 0; r < rounds; r++) {
+      for (boolean streaming :
+          r % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
+        double[] m =
+            largeTransaction(pg, source, "large" + r + (streaming ? "s" : "p"), streaming, heap);
+        (streaming ? streamRate : plainRate).add(m[0]);
+        (streaming ? streamFirst : plainFirst).add(m[1]);
+        if (streaming) {
+          streamHeap = Math.max(streamHeap, (long) m[2]);
+        } else {
+          plainHeap = Math.max(plainHeap, (long) m[2]);
+        }
+        System.out.printf(
+            Locale.ROOT,
+            "round %d: %d-row transaction, %s: %.0f rows/s from its commit, first event after %.0f"
+                + " ms, peak heap after GC %d MiB%n",
+            r + 1,
+            LARGE_ROWS,
+            streaming ? "streaming" : "protocol 1",
+            m[0],
+            m[1],
+            (long) m[2] >> 20);
+      }
+    }
+    System.out.println();
+    System.out.printf(
+        Locale.ROOT,
+        "large transaction (%d rows, logical_decoding_work_mem %s, from its commit to its last"
+            + " event): protocol 1 %s rows/s, streaming %s rows/s, ratio %.2f%n",
+        LARGE_ROWS,
+        DECODING_WORK_MEM == null ? "64MB" : DECODING_WORK_MEM,
+        fmt(median(plainRate)),
+        fmt(median(streamRate)),
+        median(streamRate) / median(plainRate));
+    System.out.printf(
+        Locale.ROOT,
+        "  from its commit to its first event: protocol 1 %.0f ms, streaming %.0f ms (medians)%n",
+        median(plainFirst),
+        median(streamFirst));
+    System.out.printf(
+        Locale.ROOT,
+        "  peak heap after GC: protocol 1 %d MiB, streaming %d MiB (of %d MiB max)%n",
+        plainHeap >> 20,
+        streamHeap >> 20,
+        Runtime.getRuntime().maxMemory() >> 20);
+  }
+
+  /**
+   * Returns rows per second from the commit to the last event, milliseconds from the commit to the
+   * first event, and the peak heap after GC in bytes.
+   */
+  private static double[] largeTransaction(
+      EmbeddedPostgres pg, PgConnectionConfig source, String id, boolean streaming, HeapWatch heap)
+      throws Exception {
+    try (Connection c = connect(pg, "bench")) {
+      exec(c, "TRUNCATE bench_large", "CHECKPOINT");
+    }
+    CountingDestination dest = new CountingDestination(0, LARGE_ROWS);
+    MemoryStore store = new MemoryStore(id);
+    PipelineConfig config =
+        PipelineConfig.builder()
+            .pipelineId(id)
+            .publication("pub_large")
+            .source(source)
+            .pgoutputStreaming(streaming)
+            .build();
+    long committed;
+    long started;
+    long behind;
+    long walsender;
+    double[] cpuBefore;
+    try (Pipeline p = Pipeline.create(config, store, dest)) {
+      p.start();
+      waitReady(store);
+      System.gc();
+      heap.reset();
+      try (Connection c = connect(pg, "bench")) {
+        walsender = walsenderPid(c, "pgetl_apply_" + id);
+        cpuBefore = cpuSeconds(walsender);
+        started = System.nanoTime();
+        exec(
+            c,
+            "INSERT INTO bench_large SELECT "
+                + ROW_VALUES
+                + " FROM generate_series(1, "
+                + LARGE_ROWS
+                + ") g");
+        committed = System.nanoTime();
+        behind = walsenderBehind(c, "pgetl_apply_" + id);
+      }
+      if (!dest.streamed.await(30, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("the large transaction did not arrive");
+      }
+    }
+    double[] cpuAfter = cpuSeconds(walsender);
+    long peak = heap.peak();
+    try (Connection c = connect(pg, "bench")) {
+      exec(c, "SELECT pg_drop_replication_slot('pgetl_apply_" + id + "')");
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "  (%s: the INSERT took %.1f s; at its commit the walsender had %d MiB of WAL left to"
+            + " decode; the last event came %.1f s after the first; from the INSERT to the last"
+            + " event, %.1f s, the walsender used %.1f s of CPU and this JVM %.1f s)%n",
+        streaming ? "streaming" : "protocol 1",
+        (committed - started) / 1e9,
+        behind >> 20,
+        (dest.streamDoneNanos.get() - dest.firstInsertNanos.get()) / 1e9,
+        (dest.streamDoneNanos.get() - started) / 1e9,
+        cpuAfter[0] - cpuBefore[0],
+        cpuAfter[1] - cpuBefore[1]);
+    return new double[] {
+      LARGE_ROWS * 1e9 / (dest.streamDoneNanos.get() - committed),
+      (dest.firstInsertNanos.get() - committed) / 1e6,
+      peak
+    };
+  }
+
+  private static long walsenderPid(Connection c, String slot) throws SQLException {
+    try (java.sql.PreparedStatement ps =
+        c.prepareStatement("SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, slot);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1;
+      }
+    }
+  }
+
+  /** The CPU seconds a server process (Linux {@code /proc}, else -1) and this JVM used so far. */
+  private static double[] cpuSeconds(long pid) {
+    double server = -1;
+    try {
+      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      // utime and stime, fields 14 and 15 of the line, in clock ticks (100 a second on Linux)
+      server = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+    } catch (java.io.IOException | RuntimeException e) {
+      // not Linux, or the process is gone
+    }
+    double jvm =
+        ((com.sun.management.OperatingSystemMXBean)
+                    java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime()
+            / 1e9;
+    return new double[] {server, jvm};
+  }
+
+  /** How far the walsender of a slot is behind the end of the WAL, in bytes. */
+  private static long walsenderBehind(Connection c, String slot) throws SQLException {
+    try (java.sql.PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT pg_current_wal_lsn() - r.sent_lsn FROM pg_stat_replication r"
+                + " JOIN pg_replication_slots s ON s.active_pid = r.pid WHERE s.slot_name = ?")) {
+      ps.setString(1, slot);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1;
+      }
+    }
+  }
+
+  /**
+   * The greatest heap (heap pools only, not metaspace or code) in use right after a garbage
+   * collection since the last reset: the live data plus what a young collection left in the old
+   * generation.
+   */
+  private static final class HeapWatch {
+    private final AtomicLong peak = new AtomicLong();
+
+    static HeapWatch start() {
+      HeapWatch w = new HeapWatch();
+      java.util.Set<String> heapPools = new java.util.HashSet<>();
+      for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+        if (pool.getType() == java.lang.management.MemoryType.HEAP) {
+          heapPools.add(pool.getName());
+        }
+      }
+      for (java.lang.management.GarbageCollectorMXBean gc :
+          java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+        ((javax.management.NotificationEmitter) gc)
+            .addNotificationListener(
+                (n, handback) -> {
+                  if (!n.getType()
+                      .equals(
+                          com.sun.management.GarbageCollectionNotificationInfo
+                              .GARBAGE_COLLECTION_NOTIFICATION)) {
+                    return;
+                  }
+                  long used = 0;
+                  for (var pool :
+                      com.sun.management.GarbageCollectionNotificationInfo.from(
+                              (javax.management.openmbean.CompositeData) n.getUserData())
+                          .getGcInfo()
+                          .getMemoryUsageAfterGc()
+                          .entrySet()) {
+                    if (heapPools.contains(pool.getKey())) {
+                      used += pool.getValue().getUsed();
+                    }
+                  }
+                  w.peak.accumulateAndGet(used, Math::max);
+                },
+                null,
+                null);
+      }
+      return w;
+    }
+
+    void reset() {
+      peak.set(0);
+    }
+
+    long peak() {
+      return peak.get();
     }
   }
 
@@ -184,7 +445,13 @@ public final class EndToEndBenchmark {
     CountingDestination dest = new CountingDestination(0, STREAM_ROWS);
     MemoryStore store = new MemoryStore(id);
     PipelineConfig config =
-        PipelineConfig.builder().pipelineId(id).publication("pub_stream").source(source).build();
+        PipelineConfig.builder()
+            .pipelineId(id)
+            .publication("pub_stream")
+            .source(source)
+            // the protocol of the raw reader it is compared with
+            .pgoutputStreaming(false)
+            .build();
     String rawSlot = "raw_" + id;
     try (Connection c = connect(pg, "bench")) {
       exec(c, "TRUNCATE bench_stream");

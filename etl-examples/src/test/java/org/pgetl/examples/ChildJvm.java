@@ -41,8 +41,24 @@ public final class ChildJvm {
    * @throws IOException when the JVM cannot start
    */
   public static ChildJvm start(Path dir, Class<?> main, List<String> args) throws IOException {
+    return start(dir, main, List.of(), args);
+  }
+
+  /**
+   * Starts a main class with options for the JVM, such as {@code -Xmx128m}.
+   *
+   * @param dir the working folder
+   * @param main the class
+   * @param jvmOptions options placed before the class name
+   * @param args its arguments
+   * @return the running child
+   * @throws IOException when the JVM cannot start
+   */
+  public static ChildJvm start(Path dir, Class<?> main, List<String> jvmOptions, List<String> args)
+      throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     for (String property : new String[] {"maven.repo.local", "java.io.tmpdir"}) {

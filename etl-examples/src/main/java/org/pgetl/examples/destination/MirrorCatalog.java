@@ -22,6 +22,7 @@ import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.examples.destination.MirrorSource.GeneratedColumn;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Event;
 import org.pgetl.model.EventSequenceKey;
@@ -48,6 +49,8 @@ import org.slf4j.LoggerFactory;
  *                             last dropTableForCopy named), and once its Finish came, its batch
  *                             and row counts
  * _pgetl.mirror_messages      the user logical messages received, keyed by sequence key
+ * _pgetl.mirror_epochs        one row per pipeline: the greatest lease epoch that wrote to the
+ *                             mirror, raised in the transaction of that epoch's first write
  * </pre>
  *
  * <p>It also creates a target table and brings it in line with a new source schema ({@link
@@ -201,12 +204,21 @@ final class MirrorCatalog {
 
   private final String pipelineId;
   private final DestinationTableMetadataStore metadata;
+  private final MirrorSource source; // null: generated columns are left out
   private final Map<TableId, Table> tables = new ConcurrentHashMap<>();
   private final Map<String, String> targetTypes = new ConcurrentHashMap<>();
 
-  MirrorCatalog(String pipelineId, DestinationTableMetadataStore metadata) {
+  /**
+   * Creates the catalog of one pipeline's mirror.
+   *
+   * @param pipelineId the pipeline
+   * @param metadata where each table's metadata is announced
+   * @param source the source database's catalog, for generated columns; null to leave them out
+   */
+  MirrorCatalog(String pipelineId, DestinationTableMetadataStore metadata, MirrorSource source) {
     this.pipelineId = pipelineId;
     this.metadata = metadata;
+    this.source = source;
   }
 
   // --- bookkeeping tables and loading
@@ -244,6 +256,60 @@ final class MirrorCatalog {
             + " commit_lsn pg_lsn NOT NULL, start_lsn pg_lsn NOT NULL,"
             + " transactional boolean NOT NULL, prefix text NOT NULL, content bytea NOT NULL,"
             + " PRIMARY KEY (pipeline_id, sequence_key))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_epochs (pipeline_id text PRIMARY KEY,"
+            + " epoch bigint NOT NULL, raised_at timestamptz NOT NULL)");
+  }
+
+  // --- fencing
+
+  /**
+   * Checks a write's lease epoch against the greatest epoch that wrote to the mirror, and records
+   * it when it is greater: call first in every write transaction, and go on only when the result is
+   * not greater than {@code epoch}.
+   *
+   * <p>The common case, an epoch already recorded, reads the row {@code FOR SHARE}: writes of one
+   * instance do not wait for each other, and the lock is held until the write commits. A greater
+   * epoch updates the row, which waits until every write holding it shared (the older instance's
+   * writes in flight) has ended; a write of the older epoch that comes later reads the new epoch.
+   * So every write of an older epoch commits before the first write of a newer one, or not at all.
+   * The shared lock is given back (the transaction is still empty) before the row is updated, so
+   * that two first writes of the new epoch never both hold it shared and wait for each other.
+   *
+   * @param conn the transaction's connection, with nothing done in it yet
+   * @param epoch the lease epoch of the instance that sent the write
+   * @return the greatest epoch recorded, locked until the transaction ends: {@code epoch}, or a
+   *     greater one when the write must be refused
+   * @throws SQLException when the bookkeeping fails
+   */
+  long fence(Connection conn, long epoch) throws SQLException {
+    Long stored = lockEpoch(conn);
+    if (stored != null && stored >= epoch) {
+      return stored;
+    }
+    conn.rollback();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_epochs AS e VALUES (?, ?, now())"
+                + " ON CONFLICT (pipeline_id) DO UPDATE SET epoch = EXCLUDED.epoch,"
+                + " raised_at = EXCLUDED.raised_at WHERE e.epoch < EXCLUDED.epoch")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, epoch);
+      ps.executeUpdate();
+    }
+    return lockEpoch(conn);
+  }
+
+  private Long lockEpoch(Connection conn) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT epoch FROM _pgetl.mirror_epochs WHERE pipeline_id = ? FOR SHARE")) {
+      ps.setString(1, pipelineId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : null;
+      }
+    }
   }
 
   /** Reads every table of this pipeline from the bookkeeping tables, replacing what memory held. */
@@ -545,6 +611,9 @@ final class MirrorCatalog {
             null);
     createSchema(conn, t.schema());
     exec(conn, "CREATE TABLE " + t.quotedName() + " (" + String.join(", ", defs) + ")");
+    for (GeneratedColumn g : sourceGenerated(schema)) {
+      addGenerated(conn, t, g);
+    }
     update(
         conn,
         "INSERT INTO _pgetl.mirror_tables (pipeline_id, table_oid, source_name, target_schema,"
@@ -640,6 +709,32 @@ final class MirrorCatalog {
     if (keyChanges && !oldKey.isEmpty()) {
       dropPrimaryKey(conn, t);
     }
+    // generated columns first: they may use the columns that change
+    Map<String, GeneratedColumn> generated = new LinkedHashMap<>();
+    if (source != null) {
+      boolean retypes = false;
+      for (ColumnSchema cs : schema.columns()) {
+        Column c = now.get(cs.ordinalPosition());
+        retypes |=
+            c != null && (c.typeOid() != cs.typeOid() || c.typeModifier() != cs.typeModifier());
+      }
+      for (GeneratedColumn g : sourceGenerated(schema)) {
+        generated.put(g.name(), g);
+      }
+      for (GeneratedColumn g : MirrorSource.read(conn, "?::regclass", t.quotedName())) {
+        // PostgreSQL cannot retype a column that a generated column uses: recreated after it
+        if (retypes || !g.same(generated.get(g.name()))) {
+          exec(
+              conn,
+              "ALTER TABLE "
+                  + t.quotedName()
+                  + " DROP COLUMN "
+                  + TableName.quoteIdentifier(g.name()));
+        } else {
+          generated.remove(g.name()); // there already
+        }
+      }
+    }
     for (Column c : List.copyOf(now.values())) {
       if (!wanted.containsKey(c.attnum())) {
         exec(conn, "ALTER TABLE " + t.quotedName() + " DROP COLUMN " + c.quoted());
@@ -676,14 +771,7 @@ final class MirrorCatalog {
       Column before = now.get(cs.ordinalPosition());
       Column after = columnFor(conn, cs, keyOrdinal(key, i));
       if (before == null) {
-        exec(
-            conn,
-            "ALTER TABLE "
-                + t.quotedName()
-                + " ADD COLUMN "
-                + after.quoted()
-                + " "
-                + after.targetType());
+        addColumn(conn, t, after, cs.defaultExpression());
       } else if (before.typeOid() != cs.typeOid() || before.typeModifier() != cs.typeModifier()) {
         after = retype(conn, t, after);
       } else {
@@ -698,6 +786,9 @@ final class MirrorCatalog {
                 after.keyOrdinal());
       }
       columns.add(after);
+    }
+    for (GeneratedColumn g : generated.values()) {
+      addGenerated(conn, t, g);
     }
     if (keyChanges && !newKey.isEmpty()) {
       List<String> names = new ArrayList<>();
@@ -731,6 +822,142 @@ final class MirrorCatalog {
         t.id().oid());
     saveColumns(conn, changed);
     return changed;
+  }
+
+  /**
+   * Adds a column that the source table gained. A column added with a default gets the default's
+   * value in the rows already there, as at the source, where {@code ADD COLUMN ... DEFAULT} stores
+   * it for every existing row without writing a change to the WAL: the target evaluates the
+   * source's default expression once ({@code ALTER TABLE ... ADD COLUMN ... DEFAULT}), then drops
+   * the default, since mirror columns carry none. That takes when PostgreSQL stores the value
+   * without rewriting the table, which it does for every default that is not volatile. A volatile
+   * default ({@code random()}, {@code nextval(...)}: the source computed a value per row) or one
+   * the target cannot evaluate (a function, sequence or type that exists in the source only) is
+   * rolled back: the column is added with NULL in the existing rows, and a warning says so; the
+   * source's values arrive with each row's next change.
+   */
+  private void addColumn(Connection conn, Table t, Column c, String defaultExpression)
+      throws SQLException {
+    String add =
+        "ALTER TABLE " + t.quotedName() + " ADD COLUMN " + c.quoted() + " " + c.targetType();
+    if (defaultExpression == null) {
+      exec(conn, add);
+      return;
+    }
+    exec(conn, "SAVEPOINT pgetl_add_column");
+    String why;
+    try {
+      exec(conn, add + " DEFAULT " + defaultExpression);
+      if (storedWithoutRewrite(conn, t, c)) {
+        exec(
+            conn,
+            "ALTER TABLE " + t.quotedName() + " ALTER COLUMN " + c.quoted() + " DROP DEFAULT");
+        exec(conn, "RELEASE SAVEPOINT pgetl_add_column");
+        return;
+      }
+      why = "it is volatile";
+    } catch (SQLException e) {
+      why =
+          ErrorText.maskQuoted(ErrorText.firstLine(e.getMessage()))
+              + " (SQLSTATE "
+              + e.getSQLState()
+              + ")";
+    }
+    exec(conn, "ROLLBACK TO SAVEPOINT pgetl_add_column");
+    exec(conn, "RELEASE SAVEPOINT pgetl_add_column");
+    exec(conn, add);
+    if (hasRows(conn, t)) {
+      log.warn(
+          "column {} added to target table {} holds NULL in the rows already there, not the"
+              + " source's default ({}): {}; each row gets the source's value with its next"
+              + " change",
+          c.quoted(),
+          t.quotedName(),
+          defaultExpression,
+          why);
+    }
+  }
+
+  /** Whether the column just added holds its default as a missing value (no table rewrite). */
+  private static boolean storedWithoutRewrite(Connection conn, Table t, Column c)
+      throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT atthasmissing FROM pg_attribute WHERE attrelid = ?::regclass AND attname = ?")) {
+      ps.setString(1, t.quotedName());
+      ps.setString(2, c.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  private static boolean hasRows(Connection conn, Table t) throws SQLException {
+    try (Statement s = conn.createStatement();
+        ResultSet rs = s.executeQuery("SELECT EXISTS (SELECT FROM " + t.quotedName() + ")")) {
+      return rs.next() && rs.getBoolean(1);
+    }
+  }
+
+  /**
+   * The generated columns of a source table that the mirror creates itself: all of them, except
+   * those that the stream carries as values (PostgreSQL 18 with {@code publish_generated_columns}).
+   * Empty when the mirror has no source connection.
+   */
+  private List<GeneratedColumn> sourceGenerated(ReplicatedTableSchema schema) {
+    if (source == null) {
+      return List.of();
+    }
+    Set<String> replicated = new HashSet<>();
+    schema.columns().forEach(cs -> replicated.add(cs.name()));
+    return source.generatedColumns(schema.id()).stream()
+        .filter(g -> !replicated.contains(g.name()))
+        .toList();
+  }
+
+  /**
+   * Adds a generated column to a target table, with the source's type and expression, so that the
+   * target computes it from the replicated columns of each row as the source does. A column that
+   * the target cannot create (its expression uses a function or type that exists in the source
+   * only, or a column that became {@code text} in the mirror) is left out with a warning; a {@code
+   * VIRTUAL} column becomes {@code STORED} on a target older than PostgreSQL 18.
+   */
+  private void addGenerated(Connection conn, Table t, GeneratedColumn g) throws SQLException {
+    List<String> kinds = g.virtual() ? List.of("VIRTUAL", "STORED") : List.of("STORED");
+    String why = null;
+    for (String kind : kinds) {
+      exec(conn, "SAVEPOINT pgetl_generated");
+      try {
+        exec(
+            conn,
+            "ALTER TABLE "
+                + t.quotedName()
+                + " ADD COLUMN "
+                + TableName.quoteIdentifier(g.name())
+                + " "
+                + g.type()
+                + " GENERATED ALWAYS AS ("
+                + g.expression()
+                + ") "
+                + kind);
+        exec(conn, "RELEASE SAVEPOINT pgetl_generated");
+        return;
+      } catch (SQLException e) {
+        exec(conn, "ROLLBACK TO SAVEPOINT pgetl_generated");
+        exec(conn, "RELEASE SAVEPOINT pgetl_generated");
+        why =
+            ErrorText.maskQuoted(ErrorText.firstLine(e.getMessage()))
+                + " (SQLSTATE "
+                + e.getSQLState()
+                + ")";
+      }
+    }
+    log.warn(
+        "generated column {} of source table {} is left out of target table {}: {}",
+        TableName.quoteIdentifier(g.name()),
+        t.id(),
+        t.quotedName(),
+        why);
   }
 
   /**

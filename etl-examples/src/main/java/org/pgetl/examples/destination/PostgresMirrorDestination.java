@@ -1,5 +1,7 @@
 package org.pgetl.examples.destination;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -9,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
@@ -47,8 +50,20 @@ import org.slf4j.LoggerFactory;
  * becomes a target table without columns, with as many rows of no values. Schema changes (a {@code
  * Relation} event, or any event that carries a new schema) are applied in the transaction of the
  * rows that follow them: columns are matched by attnum, so dropped, renamed, retyped and added
- * columns are followed, and a changed key is rebuilt. Bookkeeping lives in the schema {@code
- * _pgetl} of the target (see {@link MirrorCatalog}); user logical messages are kept in {@code
+ * columns are followed, and a changed key is rebuilt. A column added with a default ({@code ADD c
+ * int NOT NULL DEFAULT 0}) has the default's value in the rows already there, as at the source,
+ * where no change is written for them: the target evaluates the source's default expression once,
+ * then drops the default. A volatile default, which gave each source row a value of its own, or one
+ * the target cannot evaluate, leaves NULL in those rows until they change, with a warning.
+ *
+ * <p>Generated columns, which pgoutput does not publish, exist in the mirror when the destination
+ * is given the source database ({@link #PostgresMirrorDestination(PgConnectionConfig, int,
+ * PgConnectionConfig)}): it reads them from the source's catalog whenever it creates a table or
+ * applies a new schema of it, and creates them with the source's type and expression, so the target
+ * computes them from each row's replicated values, and recomputes them when the row changes. A
+ * generated column whose expression the target cannot evaluate (a function that exists in the
+ * source only) is left out with a warning. Bookkeeping lives in the schema {@code _pgetl} of the
+ * target (see {@link MirrorCatalog}); user logical messages are kept in {@code
  * _pgetl.mirror_messages}. A table of the same name that pgetl did not create is never dropped:
  * creating the mirror table then fails with {@code DESTINATION_SCHEMA_ERROR}.
  *
@@ -88,6 +103,17 @@ import org.slf4j.LoggerFactory;
  *       ids and applied key, so the new copy attempt starts clean.
  * </ul>
  *
+ * <h2>Fencing</h2>
+ *
+ * Two instances of a pipeline may overlap for a moment (a rolling deploy, a network cut that the
+ * old instance has not noticed yet); the newer one holds a lease of a greater epoch ({@link
+ * DestinationContext#epoch()}). Every write transaction first checks the write's epoch against
+ * {@code _pgetl.mirror_epochs}, the greatest epoch that wrote to the mirror, and raises it when the
+ * write's is greater (see {@link MirrorCatalog#fence}): once a newer instance wrote, a write of an
+ * older epoch — a copy batch, a {@code Finish}, a drop, events — is rolled back before it changed
+ * anything and answered {@code shutdown()}, so the older instance stops, and the mirror logs why.
+ * Every later write of that epoch is refused at once, an empty durability barrier included.
+ *
  * <h2>Threads, connections and answers</h2>
  *
  * The methods queue their work and return at once. Events go to one writer thread ({@code
@@ -99,10 +125,13 @@ import org.slf4j.LoggerFactory;
  * transaction-scoped advisory lock, so the first batches of two partitions create it once. The
  * first batches of several tables of a new schema create the schema at once: the one that loses the
  * race waits for the winner's commit and goes on with the schema it created (see {@link
- * MirrorCatalog#createSchema}). Each thread borrows a connection from a pool of at most one per
- * thread; a broken connection is closed and replaced, and a write whose connection was lost (the
- * target restarted, or the server closed an idle connection) runs once more on a new connection
- * before it is answered.
+ * MirrorCatalog#createSchema}). Each write borrows a connection from a HikariCP pool of at most one
+ * per writer thread ({@code copyConnections + 1}, named {@code pgetl-mirror-<pipeline>}, which is
+ * also the sessions' {@code application_name}), opened when first needed and closed after ten idle
+ * minutes. A connection that sat unused is validated before a write gets it; a broken one is closed
+ * and replaced; a write whose connection was lost anyway (the target restarted, or the server
+ * closed an idle connection) is rolled back and runs once more on a new connection before it is
+ * answered, after the other idle connections were closed.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
  * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a
@@ -130,6 +159,27 @@ public final class PostgresMirrorDestination implements Destination {
   /** How long {@link #shutdown()} waits for running writes to commit. */
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(60);
 
+  /**
+   * How long a connection stays in the pool unused before it is closed: the copy threads' ones are
+   * needed while tables are copied, then only the event writer's is.
+   */
+  private static final Duration IDLE_TIMEOUT = Duration.ofMinutes(10);
+
+  /**
+   * How often an unused pooled connection is checked: a session that the server or a firewall
+   * closed is replaced before a write needs it, and the check keeps {@code idle_session_timeout}
+   * from closing it.
+   */
+  private static final Duration KEEPALIVE = Duration.ofMinutes(2);
+
+  /**
+   * The session settings under which {@link org.pgetl.model.PgText} prints values exactly as the
+   * server does, so that a value bound as text and a value read back as text compare equal.
+   */
+  private static final String SESSION_SETUP =
+      "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres';"
+          + " SET extra_float_digits = 3; SET bytea_output = 'hex'";
+
   /** A unit of work inside one target transaction. */
   private interface SqlWork {
     void run(Connection conn, Staged staged) throws SQLException;
@@ -137,10 +187,15 @@ public final class PostgresMirrorDestination implements Destination {
 
   private final PgConnectionConfig target;
   private final int copyConnections;
-  private MirrorConnections connections;
+  private final PgConnectionConfig source; // null: generated columns are left out
+  private HikariDataSource pool;
+  private MirrorSource sourceCatalog;
   private MirrorCatalog catalog;
   private volatile SerialWriter events;
   private volatile SerialWriter copies;
+  private volatile DestinationContext context;
+  // the greatest epoch found in the mirror that refused a write of this instance
+  private final AtomicLong refusedBy = new AtomicLong(Long.MIN_VALUE);
 
   /**
    * Creates a destination that mirrors into a target database with {@value
@@ -159,11 +214,26 @@ public final class PostgresMirrorDestination implements Destination {
    * @param copyConnections how many copy batches are written at once, each on its own connection
    */
   public PostgresMirrorDestination(PgConnectionConfig target, int copyConnections) {
+    this(target, copyConnections, null);
+  }
+
+  /**
+   * Creates a destination that mirrors into a target database, and reads the generated columns of
+   * the source tables from the source's catalog so that the mirror tables have them too.
+   *
+   * @param target the target database; its user needs to create schemas and tables there
+   * @param copyConnections how many copy batches are written at once, each on its own connection
+   * @param source the source database (usually the pipeline's {@code PipelineConfig.source()}); its
+   *     user needs to read the catalog only. Null to leave generated columns out of the mirror
+   */
+  public PostgresMirrorDestination(
+      PgConnectionConfig target, int copyConnections, PgConnectionConfig source) {
     this.target = Objects.requireNonNull(target, "target");
     if (copyConnections < 1) {
       throw new IllegalArgumentException("copyConnections must be >= 1, was " + copyConnections);
     }
     this.copyConnections = copyConnections;
+    this.source = source;
   }
 
   /**
@@ -187,15 +257,25 @@ public final class PostgresMirrorDestination implements Destination {
    */
   @Override
   public void startup(DestinationContext context) {
+    this.context = context;
     String pipelineId = context.pipelineId();
-    connections = new MirrorConnections(target, "pgetl-mirror-" + pipelineId);
-    catalog = new MirrorCatalog(pipelineId, context.tableMetadata());
-    try (Connection c = connections.openConnection()) {
+    sourceCatalog =
+        source == null ? null : new MirrorSource(source, "pgetl-mirror-source-" + pipelineId);
+    catalog = new MirrorCatalog(pipelineId, context.tableMetadata(), sourceCatalog);
+    try {
+      pool = openPool("pgetl-mirror-" + pipelineId, copyConnections + 1);
+    } catch (RuntimeException e) {
+      closeSourceCatalog();
+      throw e;
+    }
+    try (Connection c = pool.getConnection()) {
       catalog.createMetadataTables(c);
       c.commit();
       catalog.load(c);
       c.commit();
     } catch (SQLException e) {
+      pool.close();
+      closeSourceCatalog();
       throw error("startup", e);
     }
     for (Table t : catalog.tables()) {
@@ -268,7 +348,9 @@ public final class PostgresMirrorDestination implements Destination {
       StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     if (events.isEmpty()) {
       SerialWriter writer = requireStarted(this.events);
-      writer.submit(result, () -> {}); // answered after the writes queued before it
+      long epoch = context.epoch();
+      // answered after the writes queued before it
+      writer.submit(result, () -> refuseIfFenced(epoch));
       return;
     }
     String what =
@@ -311,7 +393,14 @@ public final class PostgresMirrorDestination implements Destination {
           target.describe(),
           SHUTDOWN_WAIT);
     }
-    connections.closeAll();
+    pool.close();
+    closeSourceCatalog();
+  }
+
+  private void closeSourceCatalog() {
+    if (sourceCatalog != null) {
+      sourceCatalog.close();
+    }
   }
 
   // --- the writes, each run on a writer thread inside one transaction
@@ -456,7 +545,9 @@ public final class PostgresMirrorDestination implements Destination {
   // --- transactions and answers
 
   private void submit(SerialWriter writer, AsyncResult result, String what, SqlWork work) {
-    requireStarted(writer).submit(result, () -> inTransaction(what, work));
+    requireStarted(writer);
+    long epoch = context.epoch(); // the epoch of the instance that sends it, not of a later one
+    writer.submit(result, () -> inTransaction(what, epoch, work));
   }
 
   private static SerialWriter requireStarted(SerialWriter writer) {
@@ -468,10 +559,42 @@ public final class PostgresMirrorDestination implements Destination {
     return writer;
   }
 
-  private void inTransaction(String what, SqlWork work) {
-    if (!attempt(what, work, true)) {
-      attempt(what, work, false);
+  private void inTransaction(String what, long epoch, SqlWork work) {
+    refuseIfFenced(epoch);
+    if (!attempt(what, epoch, work, true)) {
+      attempt(what, epoch, work, false);
     }
+  }
+
+  /** Refuses a write of an epoch that the mirror already refused: a newer instance wrote since. */
+  private void refuseIfFenced(long epoch) {
+    if (epoch < refusedBy.get()) {
+      throw new SerialWriter.Abandoned("lease epoch " + epoch + " is fenced");
+    }
+  }
+
+  /**
+   * Refuses a write whose epoch is smaller than the one the mirror holds: another instance of the
+   * pipeline took over and wrote, so this one lost its lease, whether it noticed yet or not. The
+   * write is answered {@code shutdown()}, which stops this instance without a table error; every
+   * later write of its epoch is refused at once.
+   */
+  private SerialWriter.Abandoned refuse(long epoch, long stored, String what) {
+    long before = refusedBy.getAndAccumulate(stored, Math::max);
+    if (before < stored) {
+      log.error(
+          "pipeline {}: the mirror in {} was written by lease epoch {}, newer than this instance's"
+              + " epoch {}: another instance took over, so this one's writes are refused ({})"
+              + " and it stops; if the pipeline's state store was recreated (its epochs start"
+              + " again at 1), delete the pipeline's row in _pgetl.mirror_epochs",
+          context.pipelineId(),
+          target.describe(),
+          stored,
+          epoch,
+          what);
+    }
+    return new SerialWriter.Abandoned(
+        "lease epoch " + epoch + " is older than epoch " + stored + " of the mirror");
   }
 
   /**
@@ -481,22 +604,27 @@ public final class PostgresMirrorDestination implements Destination {
    * {@code pg_terminate_backend}) fails the next statement, and writing again on a new connection
    * is safe because every write is idempotent.
    */
-  private boolean attempt(String what, SqlWork work, boolean mayRetry) {
+  private boolean attempt(String what, long epoch, SqlWork work, boolean mayRetry) {
     Staged staged = new Staged();
     Connection conn;
     try {
-      conn = connections.acquire();
+      conn = pool.getConnection();
     } catch (SQLException e) {
       throw error(what, e);
     }
     boolean broken = false;
     try {
+      long stored = catalog.fence(conn, epoch); // first: it orders the writes of two instances
+      if (stored > epoch) {
+        throw refuse(epoch, stored, what);
+      }
       work.run(conn, staged);
       conn.commit();
     } catch (SQLException e) {
       broken = rollback(conn, e);
       if (broken && mayRetry) {
-        connections.discardIdle(); // lost with this one, most likely
+        // lost with this one, most likely: close the idle ones, and the others when returned
+        pool.getHikariPoolMXBean().softEvictConnections();
         log.info(
             "connection to {} lost ({}, SQLSTATE {}): writing again on a new connection ({})",
             target.describe(),
@@ -508,8 +636,8 @@ public final class PostgresMirrorDestination implements Destination {
       throw error(what, e);
     } catch (RuntimeException e) {
       broken = rollback(conn, null);
-      if (e instanceof EtlException etl) {
-        throw etl;
+      if (e instanceof EtlException || e instanceof SerialWriter.Abandoned) {
+        throw e;
       }
       throw new EtlException(
           ErrorKind.DESTINATION_ERROR,
@@ -517,10 +645,65 @@ public final class PostgresMirrorDestination implements Destination {
           e.toString(),
           e);
     } finally {
-      connections.release(conn, broken);
+      release(conn, broken);
     }
     catalog.publish(staged); // only now: a rolled-back transaction leaves memory as it was
     return true;
+  }
+
+  /**
+   * Opens the pool of connections to the target: at most one per writer thread, opened when a
+   * thread first needs one, each set up with {@link #SESSION_SETUP} and auto-commit off (every
+   * write is one transaction). A connection that sat unused for a moment is validated before a
+   * writer gets it; an unused one is checked every {@link #KEEPALIVE} and closed after {@link
+   * #IDLE_TIMEOUT}. Fails at once when the target refuses the first connection (a wrong password
+   * fails the start, not the first write).
+   */
+  private HikariDataSource openPool(String name, int size) {
+    HikariConfig hc = new HikariConfig();
+    hc.setPoolName(name);
+    hc.setJdbcUrl(target.jdbcUrl());
+    hc.setUsername(target.user());
+    if (target.password() != null) {
+      hc.setPassword(target.password());
+    }
+    hc.addDataSourceProperty("ApplicationName", name);
+    hc.setAutoCommit(false);
+    hc.setConnectionInitSql(SESSION_SETUP);
+    hc.setIsolateInternalQueries(true); // commits the session setup, rolls back validations
+    hc.setMaximumPoolSize(size);
+    hc.setMinimumIdle(0);
+    hc.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+    hc.setKeepaliveTime(KEEPALIVE.toMillis());
+    // a writer never waits for another writer's connection, only for a new one to open
+    hc.setConnectionTimeout(Math.max(250, target.connectTimeout().toMillis()));
+    try {
+      return new HikariDataSource(hc);
+    } catch (RuntimeException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof SQLException sql) {
+          throw error("startup", sql);
+        }
+      }
+      throw new EtlException(
+          ErrorKind.DESTINATION_CONNECTION_FAILED,
+          "could not connect to the PostgreSQL mirror in " + target.describe(),
+          String.valueOf(e.getMessage()),
+          null);
+    }
+  }
+
+  /** Gives a connection back to the pool, or closes it for good when it is broken. */
+  private void release(Connection conn, boolean broken) {
+    if (broken) {
+      pool.evictConnection(conn);
+      return;
+    }
+    try {
+      conn.close();
+    } catch (SQLException e) {
+      pool.evictConnection(conn);
+    }
   }
 
   private static SQLException unwrap(SQLException e) {

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One named thread that runs a destination's writes one at a time, in submission order, and answers
  * each write's {@link AsyncResult}: {@code durable()} when the write returns, {@code fail(e)} when
- * it throws.
+ * it throws, {@code shutdown()} when it throws {@link Abandoned}.
  *
  * <p>Destination methods hand their work to {@link #submit} and return at once, so the engine's
  * threads never wait for I/O. Because writes run in submission order, an empty durability barrier
@@ -41,6 +41,24 @@ final class SerialWriter {
   }
 
   private static final Logger log = LoggerFactory.getLogger(SerialWriter.class);
+
+  /**
+   * Thrown by a write to answer it {@code shutdown()} instead of failing it: the destination
+   * abandons the work (the pipeline stops without a table error and delivers it again at its next
+   * start).
+   */
+  static final class Abandoned extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the signal.
+     *
+     * @param reason why the work is abandoned
+     */
+    Abandoned(String reason) {
+      super(reason, null, false, false);
+    }
+  }
 
   private final ExecutorService thread;
   private final Function<Exception, EtlException> errorMapper;
@@ -106,6 +124,8 @@ final class SerialWriter {
     try {
       write.run();
       result.durable();
+    } catch (Abandoned e) {
+      result.shutdown();
     } catch (EtlException e) {
       result.fail(e);
     } catch (Exception e) {

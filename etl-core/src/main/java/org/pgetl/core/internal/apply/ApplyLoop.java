@@ -11,6 +11,7 @@ import org.pgetl.core.internal.decode.PgTime;
 import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.ReplicationStream;
+import org.pgetl.destination.StreamId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -41,6 +42,16 @@ import org.slf4j.LoggerFactory;
  * idle slot does not hold WAL. Once anything was discarded (a pause, an abandoned write) the
  * feedback never passes the durable point again on this stream. Transaction ordinals count every
  * data message of a transaction, owned or not, so that every stream numbers the same change alike.
+ *
+ * <p>The changes of a streamed in-progress transaction go to its file in the {@link StreamSpool} as
+ * they arrive, undecoded beyond their kind and xid. At its Stream Commit the transaction opens like
+ * any other, and until its last change the loop reads from the spool instead of the stream: the
+ * same number of changes per iteration as it could read, the same batch limits, write window and
+ * back-pressure, the same stops, and status updates in between; the commit ends it. So a streamed
+ * transaction of any size reaches the destination in batches of {@code batchMaxBytes}, the heap
+ * holds at most (in-flight writes + 1) batches of it, and durable progress moves at its commit
+ * only. A failure of the spool (its disk cap, an I/O error) is no table's fault: it stops the
+ * pipeline.
  */
 public final class ApplyLoop {
   private static final Logger LOG = LoggerFactory.getLogger(ApplyLoop.class);
@@ -48,11 +59,11 @@ public final class ApplyLoop {
   private static final long READ_WAIT_BUSY_NANOS = 1_000_000L;
   private static final long PARK_NANOS = 5_000_000L;
 
+  /** The most spooled changes delivered per iteration of the loop. */
+  private static final int REPLAY_CHUNK = 1024;
+
   /** The least time between two writes of the durable point to the store. */
   static final long PERSIST_INTERVAL_NANOS = 200_000_000L;
-
-  /** Streamed in-progress transactions held in memory before the loop gives up. */
-  static final long MAX_SPOOL_BYTES = 1L << 30;
 
   /** How the loop ended. */
   public enum Exit {
@@ -67,7 +78,7 @@ public final class ApplyLoop {
   private final ReplicationStream stream;
   private final PgOutputDecoder decoder;
   private final RelationCache relations;
-  private final StreamSpool spool = new StreamSpool(MAX_SPOOL_BYTES);
+  private final StreamSpool spool;
   private final WriteWindow window;
   private final Thread owner;
   private final String pipelineId;
@@ -80,6 +91,10 @@ public final class ApplyLoop {
   private long txXid;
   private Lsn txBeginWalStart = Lsn.ZERO;
   private boolean beginEmitted;
+
+  // the streamed transaction being delivered from the spool
+  private StreamSpool.Replay replay;
+  private PgOutputMessage.StreamCommit replayCommit;
 
   // the batch being filled
   private List<Event> buffer = new ArrayList<>();
@@ -128,6 +143,10 @@ public final class ApplyLoop {
     this.durable = startDurable;
     this.persisted = startDurable;
     this.pipelineId = env.config().pipelineId();
+    StreamId id = role.streamId();
+    this.spool =
+        new StreamSpool(
+            env.spool(), id.kind() == StreamId.Kind.APPLY ? "apply" : "sync-" + id.table().oid());
   }
 
   /**
@@ -142,6 +161,7 @@ public final class ApplyLoop {
       return loop();
     } finally {
       unregister.run();
+      closeSpool();
     }
   }
 
@@ -203,10 +223,15 @@ public final class ApplyLoop {
             buffer.isEmpty()
                 ? (window.inFlight() > 0 ? READ_WAIT_BUSY_NANOS : READ_WAIT_IDLE_NANOS)
                 : 0;
-        ByteBuffer msg = stream.readNext(wait);
-        caughtUp = msg == null;
-        if (msg != null) {
-          handle(msg);
+        if (replay != null) {
+          replayChanges();
+          caughtUp = false;
+        } else {
+          ByteBuffer msg = stream.readNext(wait);
+          caughtUp = msg == null;
+          if (msg != null) {
+            handle(msg);
+          }
         }
       } else {
         stream.sendStatusIfDue();
@@ -230,7 +255,6 @@ public final class ApplyLoop {
       // the batch behind the abandoned write is never sent: a durable answer to it would claim
       // progress for events the destination never got
       discardBuffered();
-      spool.clear();
       LOG.info(
           "pipeline {}: destination abandoned a write of the {} stream; stopping (resumes from {})",
           pipelineId,
@@ -368,12 +392,13 @@ public final class ApplyLoop {
         && !discarded
         && !abandoned
         && spool.isEmpty()
+        && replay == null
         && buffer.isEmpty()
         && window.isClear();
   }
 
   private void discardBuffered() {
-    if (!buffer.isEmpty() || inTx || !spool.isEmpty()) {
+    if (!buffer.isEmpty() || inTx || !spool.isEmpty() || replay != null) {
       long n = buffer.size();
       if (n > 0) {
         env.metrics().eventsDiscarded(n);
@@ -382,7 +407,13 @@ public final class ApplyLoop {
       bufferBytes = 0;
       bufferMarkers = 0;
       bufferCommitEnd = null;
-      spool.clear();
+      replay = null;
+      replayCommit = null;
+      try {
+        spool.clear();
+      } catch (EtlException e) {
+        throw stopPipeline(e);
+      }
       discarded = true;
     }
   }
@@ -459,12 +490,12 @@ public final class ApplyLoop {
         });
   }
 
-  private void append(Event e, long bytes) {
+  private void append(Event e) {
     if (buffer.isEmpty()) {
       bufferStartedNanos = System.nanoTime();
     }
     buffer.add(e);
-    bufferBytes += bytes;
+    bufferBytes += EventSizes.estimate(e);
     Event.Kind k = e.kind();
     if (k == Event.Kind.BEGIN || k == Event.Kind.COMMIT || k == Event.Kind.RELATION) {
       bufferMarkers++;
@@ -475,15 +506,20 @@ public final class ApplyLoop {
 
   private void handle(ByteBuffer buf) {
     Lsn walStart = stream.lastMessageLsn();
-    int size = buf.remaining();
+    long streamedXid = decoder.streamedChangeXid(buf);
+    if (streamedXid != 0) {
+      // a change of a streamed transaction: into its spool file as it came, decoded at its commit
+      try {
+        spool.add(streamedXid, walStart, buf);
+      } catch (EtlException e) {
+        throw stopPipeline(e);
+      }
+      return;
+    }
     PgOutputMessage m = decoder.decode(buf, walStart);
     if (m.kind() == PgOutputMessage.Kind.TYPE || m.kind() == PgOutputMessage.Kind.ORIGIN) {
       // type announcements and origins carry nothing a destination needs (codecs come from the
       // catalog by oid), in or out of a stream block
-      return;
-    }
-    if (spool.inBlock() && m instanceof PgOutputMessage.StreamableMessage s) {
-      spool.add(s, size);
       return;
     }
     switch (m.kind()) {
@@ -501,20 +537,48 @@ public final class ApplyLoop {
         }
         commitTx(c.walStart(), c.endLsn(), PgTime.toInstant(c.commitTime()), c.flags());
       }
-      case STREAM_START -> spool.start(((PgOutputMessage.StreamStart) m).xid());
-      case STREAM_STOP -> spool.stop();
+      case STREAM_START -> {
+        try {
+          spool.start(((PgOutputMessage.StreamStart) m).xid());
+        } catch (EtlException e) {
+          throw stopPipeline(e);
+        }
+      }
+      case STREAM_STOP -> {
+        try {
+          spool.stop();
+        } catch (EtlException e) {
+          throw stopPipeline(e);
+        }
+      }
       case STREAM_COMMIT -> {
         PgOutputMessage.StreamCommit sc = (PgOutputMessage.StreamCommit) m;
-        List<PgOutputMessage.StreamableMessage> changes = spool.commit(sc.xid());
-        beginTx(sc.walStart(), sc.commitLsn(), PgTime.toInstant(sc.commitTime()), sc.xid());
-        for (PgOutputMessage.StreamableMessage change : changes) {
-          handleChange(change);
+        StreamSpool.Replay r;
+        try {
+          r = spool.commit(sc.xid());
+        } catch (EtlException e) {
+          throw stopPipeline(e);
         }
-        commitTx(sc.walStart(), sc.endLsn(), PgTime.toInstant(sc.commitTime()), sc.flags());
+        beginTx(sc.walStart(), sc.commitLsn(), PgTime.toInstant(sc.commitTime()), sc.xid());
+        replay = r;
+        replayCommit = sc;
+        LOG.info(
+            "pipeline {}: {} stream delivers streamed transaction {} committed at {}: {} changes"
+                + " ({} bytes) from the spool",
+            pipelineId,
+            role.describe(),
+            sc.xid(),
+            sc.commitLsn(),
+            r.changes(),
+            r.bytes());
       }
       case STREAM_ABORT -> {
         PgOutputMessage.StreamAbort a = (PgOutputMessage.StreamAbort) m;
-        spool.abort(a.xid(), a.subXid());
+        try {
+          spool.abort(a.xid(), a.subXid());
+        } catch (EtlException e) {
+          throw stopPipeline(e);
+        }
       }
       case RELATION, INSERT, UPDATE, DELETE, TRUNCATE, MESSAGE ->
           handleChange((PgOutputMessage.StreamableMessage) m);
@@ -523,6 +587,72 @@ public final class ApplyLoop {
               ErrorKind.REPLICATION_PROTOCOL_ERROR,
               "unexpected " + m.kind().displayName() + " message (two-phase is not enabled)",
               "stream of slot " + stream.slotName());
+    }
+  }
+
+  /**
+   * Delivers the next changes of the streamed transaction being replayed — at most {@link
+   * #REPLAY_CHUNK}, and no more once the batch is full — and after its last change, its commit. The
+   * loop calls this instead of reading the stream while the replay lasts.
+   */
+  private void replayChanges() {
+    long limit = env.config().batchMaxBytes();
+    for (int n = 0; n < REPLAY_CHUNK && bufferBytes < limit; n++) {
+      StreamSpool.Change c;
+      try {
+        c = replay.next();
+      } catch (EtlException e) {
+        throw stopPipeline(e);
+      }
+      if (c == null) {
+        endReplay();
+        break;
+      }
+      byte[] bytes = c.message();
+      handleChange(decoder.decodeSpooled(bytes, 0, bytes.length, c.walStart()));
+    }
+    stream.sendStatusIfDue();
+  }
+
+  private void endReplay() {
+    PgOutputMessage.StreamCommit sc = replayCommit;
+    try {
+      replay.close();
+    } catch (EtlException e) {
+      throw stopPipeline(e);
+    } finally {
+      replay = null;
+      replayCommit = null;
+    }
+    commitTx(sc.walStart(), sc.endLsn(), PgTime.toInstant(sc.commitTime()), sc.flags());
+  }
+
+  /**
+   * Records a failure of the spool as the pipeline's and requests its shutdown before the failure
+   * leaves the loop: the spool is shared by the pipeline's streams, so it is no table's error, and
+   * a retry would only stream the same transaction into the same limit again.
+   */
+  private EtlException stopPipeline(EtlException e) {
+    LOG.error(
+        "pipeline {}: {} stream: {} — {}", pipelineId, role.describe(), e.getMessage(), e.hint());
+    env.errors().fatal(e);
+    env.shutdown().request();
+    return e;
+  }
+
+  /** Deletes the spool files of this stream; they would be streamed again anyway. */
+  private void closeSpool() {
+    replay = null;
+    replayCommit = null;
+    try {
+      spool.close();
+    } catch (EtlException e) {
+      LOG.warn(
+          "pipeline {}: could not delete the spool files of the {} stream: {}; the next start"
+              + " deletes them",
+          pipelineId,
+          role.describe(),
+          e.getMessage());
     }
   }
 
@@ -546,7 +676,7 @@ public final class ApplyLoop {
     long ordinal = ++txOrdinal;
     role.afterCommit(endLsn, commitTime, control);
     if (beginEmitted) {
-      append(new Event.Commit(walStart, txCommitLsn, ordinal, endLsn, commitTime, flags), 64);
+      append(new Event.Commit(walStart, txCommitLsn, ordinal, endLsn, commitTime, flags));
     }
     bufferCommitEnd = endLsn;
     inTx = false;
@@ -554,14 +684,14 @@ public final class ApplyLoop {
 
   private void ensureBegin() {
     if (!beginEmitted) {
-      append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, txCommitTime, txXid), 64);
+      append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, txCommitTime, txXid));
       beginEmitted = true;
     }
   }
 
   private void announce(RelationCache.Entry e, Lsn walStart, long ordinal) {
     if (!e.announced) {
-      append(new Event.Relation(walStart, txCommitLsn, ordinal, e.schema), 256);
+      append(new Event.Relation(walStart, txCommitLsn, ordinal, e.schema));
       e.announced = true;
     }
   }
@@ -576,9 +706,7 @@ public final class ApplyLoop {
         if (owned(e)) {
           TableRow row = RowConverter.full(e, ins.newTuple(), "Insert");
           emit(e, ins.walStart(), ordinal);
-          append(
-              new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row),
-              row.sizeHintBytes());
+          append(new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row));
         }
       }
       case UPDATE -> {
@@ -589,10 +717,7 @@ public final class ApplyLoop {
           UpdatedRow row = RowConverter.updated(e, up.newTuple(), up.oldTuple());
           OldRow old = RowConverter.old(e, up.oldTupleKind(), up.oldTuple(), "Update");
           emit(e, up.walStart(), ordinal);
-          long size =
-              (row instanceof UpdatedRow.Full f ? f.row().sizeHintBytes() : 256)
-                  + (old == null ? 0 : old.row().sizeHintBytes());
-          append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old), size);
+          append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old));
         }
       }
       case DELETE -> {
@@ -608,9 +733,7 @@ public final class ApplyLoop {
                 "give the table a primary key or REPLICA IDENTITY FULL");
           }
           emit(e, del.walStart(), ordinal);
-          append(
-              new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old),
-              old.row().sizeHintBytes());
+          append(new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old));
         }
       }
       case TRUNCATE -> {
@@ -630,7 +753,7 @@ public final class ApplyLoop {
           for (RelationCache.Entry e : entries) {
             announce(e, t.walStart(), ordinal);
           }
-          append(new Event.Truncate(t.walStart(), txCommitLsn, ordinal, tables, t.options()), 64);
+          append(new Event.Truncate(t.walStart(), txCommitLsn, ordinal, tables, t.options()));
         }
       }
       case MESSAGE -> {
@@ -641,14 +764,11 @@ public final class ApplyLoop {
             ensureBegin();
             byte[] content = lm.content().toByteArray();
             append(
-                new Event.Message(lm.walStart(), txCommitLsn, ordinal, true, lm.prefix(), content),
-                64 + content.length);
+                new Event.Message(lm.walStart(), txCommitLsn, ordinal, true, lm.prefix(), content));
           }
         } else if (role.deliversMessages()) {
           byte[] content = lm.content().toByteArray();
-          append(
-              new Event.Message(lm.walStart(), lm.messageLsn(), 0, false, lm.prefix(), content),
-              64 + content.length);
+          append(new Event.Message(lm.walStart(), lm.messageLsn(), 0, false, lm.prefix(), content));
         }
       }
       default ->

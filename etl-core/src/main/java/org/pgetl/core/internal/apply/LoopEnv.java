@@ -3,6 +3,7 @@ package org.pgetl.core.internal.apply;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.engine.EngineMetrics;
+import org.pgetl.core.internal.engine.ErrorLog;
 import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.destination.Destination;
 import org.pgetl.store.PipelineStore;
@@ -17,6 +18,8 @@ import org.pgetl.store.PipelineStore;
  * @param stop the stop request of the current generation of workers
  * @param shutdown the pipeline's shutdown handle (a destination's {@code shutdown()} answer
  *     requests it)
+ * @param errors the pipeline's failures (a failure of the spool stops the pipeline)
+ * @param spool where streamed in-progress transactions wait for their commit
  */
 public record LoopEnv(
     PipelineConfig config,
@@ -24,7 +27,9 @@ public record LoopEnv(
     Destination destination,
     EngineMetrics metrics,
     StopSignal stop,
-    Shutdown shutdown) {
+    Shutdown shutdown,
+    ErrorLog errors,
+    SpoolFolder spool) {
 
   /**
    * Returns the same environment with another stop signal (a table-sync worker's own).
@@ -33,6 +38,6 @@ public record LoopEnv(
    * @return the environment
    */
   public LoopEnv withStop(StopSignal other) {
-    return new LoopEnv(config, store, destination, metrics, other, shutdown);
+    return new LoopEnv(config, store, destination, metrics, other, shutdown, errors, spool);
   }
 }

@@ -198,6 +198,66 @@ public final class PgOutputDecoder {
     }
   }
 
+  /**
+   * Returns the xid of a data message (Relation, Insert, Update, Delete, Truncate, Message) inside
+   * the current stream block, read without decoding the rest: for a caller that keeps such messages
+   * aside undecoded and decodes them later with {@link #decodeSpooled}. The message is not checked
+   * beyond its type byte and xid.
+   *
+   * @param message the message bytes, from its type byte to its last byte (not modified)
+   * @return the (sub)transaction xid, or 0 outside a stream block, for any other kind of message,
+   *     and for an xid of 0 (which {@link #decode} rejects)
+   */
+  public long streamedChangeXid(ByteBuffer message) {
+    if (!inStreamBlock || message.remaining() < 5) {
+      return 0;
+    }
+    int p = message.position();
+    switch (message.get(p)) {
+      case 'R', 'I', 'U', 'D', 'T', 'M' -> {
+        long xid = 0;
+        for (int i = 1; i <= 4; i++) {
+          xid = (xid << 8) | (message.get(p + i) & 0xFF);
+        }
+        return xid;
+      }
+      default -> {
+        return 0;
+      }
+    }
+  }
+
+  /**
+   * Decodes a data message that arrived inside a stream block and was kept aside until its
+   * transaction's Stream Commit (spooled): its bytes carry the (sub)transaction xid after the type
+   * byte. The decoder's own stream-block state is left as it was.
+   *
+   * @param array the array; the decoded message points into it
+   * @param offset the index of the message's type byte
+   * @param length the message's length in bytes
+   * @param walStart the WAL start of the message's XLogData frame, as it was received
+   * @return the message, whose {@link PgOutputMessage.StreamableMessage#streamXid()} is the xid
+   * @throws EtlException of kind {@link ErrorKind#INVALID_DATA} when the bytes are not a valid
+   *     message, or {@link ErrorKind#REPLICATION_PROTOCOL_ERROR} when they are not a data message
+   *     that a stream block can carry
+   */
+  public PgOutputMessage.StreamableMessage decodeSpooled(
+      byte[] array, int offset, int length, Lsn walStart) {
+    boolean wasInBlock = inStreamBlock;
+    long wasXid = streamBlockXid;
+    inStreamBlock = true;
+    try {
+      PgOutputMessage m = decode(array, offset, length, walStart);
+      if (!(m instanceof PgOutputMessage.StreamableMessage s)) {
+        throw protocolError(m.kind().displayName() + " message among the spooled changes");
+      }
+      return s;
+    } finally {
+      inStreamBlock = wasInBlock;
+      streamBlockXid = wasXid;
+    }
+  }
+
   private PgOutputMessage decodeMessage() {
     if (pos == end) {
       throw malformed(0, "the message is empty");

@@ -277,8 +277,8 @@ final class ApplyWorker implements Runnable {
     boolean streaming = config.pgoutputStreaming() && pg14;
     boolean binary = config.pgoutputBinary() && pg14;
     if (config.pgoutputStreaming() && !pg14) {
-      LOG.warn(
-          "pipeline {}: pgoutputStreaming needs PostgreSQL 14+; streaming stays off",
+      LOG.info(
+          "pipeline {}: streaming large transactions needs PostgreSQL 14+; protocol 1 is used",
           config.pipelineId());
     }
     if (binary) {

@@ -15,6 +15,7 @@ import java.util.Set;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus.Phase;
 import org.pgetl.Shutdown;
+import org.pgetl.core.internal.apply.SpoolFolder;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgCatalog;
 import org.pgetl.core.internal.pg.PgConnector;
@@ -87,6 +88,7 @@ public final class Engine {
   private boolean destinationStarted;
   private Thread leaseWatch;
   private final Listeners listeners;
+  private final SpoolFolder spool;
   private long lastPublicationRefresh;
   // operator requests handed to the running generation, not yet done
   private final Set<Long> forwardedRequests = new HashSet<>();
@@ -133,6 +135,7 @@ public final class Engine {
     this.connector = new PgConnector(config.source());
     this.lifecycle = new LifecycleTracker(config.pipelineId(), destination.name());
     this.listeners = new Listeners(config.pipelineId());
+    this.spool = new SpoolFolder(config);
     errors.onRecord(listeners::errorRecorded);
     this.lease = store.lease(holderDescription());
     shutdown.whenRequested().thenRun(this::wake);
@@ -236,6 +239,10 @@ public final class Engine {
     LifecycleState initial = readLifecycle();
     // before any slot or state row exists; a retired destination needs only the clean-up's
     new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
+    if (config.pgoutputStreaming()) {
+      // what a killed process left there is streamed again by the server
+      spool.clean();
+    }
     if (initial == LifecycleState.RETIRED) {
       retire();
     } else {
@@ -875,7 +882,8 @@ public final class Engine {
             stop,
             settings,
             errors,
-            board);
+            board,
+            spool);
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);

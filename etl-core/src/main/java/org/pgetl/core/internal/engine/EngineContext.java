@@ -4,6 +4,7 @@ import java.util.List;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.apply.LoopEnv;
+import org.pgetl.core.internal.apply.SpoolFolder;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.pg.StreamOptions;
 import org.pgetl.core.internal.sync.SyncPool;
@@ -47,7 +48,8 @@ public final class EngineContext {
       StopSignal stop,
       StreamSettings streams,
       ErrorLog errors,
-      StatusBoard board) {
+      StatusBoard board,
+      SpoolFolder spool) {
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -59,7 +61,7 @@ public final class EngineContext {
     this.streams = streams;
     this.errors = errors;
     this.board = board;
-    this.env = new LoopEnv(config, store, destination, metrics, stop, shutdown);
+    this.env = new LoopEnv(config, store, destination, metrics, stop, shutdown, errors, spool);
     this.pool = new SyncPool(this);
   }
 

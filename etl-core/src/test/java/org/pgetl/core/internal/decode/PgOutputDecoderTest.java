@@ -366,6 +366,47 @@ class PgOutputDecoderTest {
     }
 
     @Test
+    void spooledChangesDecodeWithTheirXidOutsideTheBlockAndLeaveTheBlockStateAlone() {
+      PgOutputDecoder d = v(2, StreamingMode.ON);
+      byte[] ins = PgOutputBytes.insert(901, 5, text("1"));
+      byte[] padded = new byte[ins.length + 3];
+      System.arraycopy(ins, 0, padded, 2, ins.length);
+
+      var m = (PgOutputMessage.Insert) d.decodeSpooled(padded, 2, ins.length, WAL);
+      assertThat(m.streamXid()).isEqualTo(901);
+      assertThat(m.newTuple().text(0)).isEqualTo("1");
+      assertThat(d.inStreamBlock()).isFalse();
+      byte[] relation = PgOutputBytes.relation(900, 5, "public", "t", 'd');
+      decode(d, PgOutputBytes.streamStart(902, true));
+      var rel = (PgOutputMessage.Relation) d.decodeSpooled(relation, 0, relation.length, WAL);
+      assertThat(rel.streamXid()).isEqualTo(900);
+      assertThat(d.streamBlockXid()).isEqualTo(902);
+      byte[] stop = PgOutputBytes.streamStop();
+      assertThatThrownBy(() -> d.decodeSpooled(stop, 0, stop.length, WAL))
+          .isInstanceOfSatisfying(
+              EtlException.class,
+              e -> assertThat(e.kind()).isEqualTo(ErrorKind.REPLICATION_PROTOCOL_ERROR))
+          .hasMessageContaining("spooled");
+      assertThat(d.inStreamBlock()).isTrue();
+    }
+
+    @Test
+    void theXidOfAStreamedChangeIsReadWithoutDecodingIt() {
+      PgOutputDecoder d = v(2, StreamingMode.ON);
+      ByteBuffer ins = ByteBuffer.wrap(PgOutputBytes.insert(0xFFFFFFF0L, 5, text("1")));
+      assertThat(d.streamedChangeXid(ins)).as("outside a block").isZero();
+      decode(d, PgOutputBytes.streamStart(900, true));
+      assertThat(d.streamedChangeXid(ins)).isEqualTo(0xFFFFFFF0L);
+      assertThat(ins.position()).isZero();
+      assertThat(d.streamedChangeXid(ByteBuffer.wrap(PgOutputBytes.truncate(901, 0, 5))))
+          .isEqualTo(901);
+      assertThat(d.streamedChangeXid(ByteBuffer.wrap(PgOutputBytes.type(901, 77, "public", "m"))))
+          .as("a Type message")
+          .isZero();
+      assertThat(d.streamedChangeXid(ByteBuffer.wrap(PgOutputBytes.streamStop()))).isZero();
+    }
+
+    @Test
     void streamCommit() {
       PgOutputDecoder d = v(2, StreamingMode.ON);
 

@@ -1,0 +1,250 @@
+package org.pgetl.kafka.connect;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.Pipeline;
+import org.pgetl.PipelineConfig;
+import org.pgetl.error.EtlException;
+import org.pgetl.store.postgres.PostgresStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one pgetl pipeline inside Connect: the pipeline copies and streams its publication into an
+ * internal destination, and {@link #poll()} hands the resulting records to Connect.
+ *
+ * <h2>Acknowledgements</h2>
+ *
+ * A destination write is answered {@code durable()} only once Kafka acknowledged every one of its
+ * records ({@link #commitRecord(SourceRecord, RecordMetadata)}), so the replication slot's
+ * confirmed position never passes what Kafka holds. Table states and progress stay in the pgetl
+ * state store ({@code PostgresStore}); Connect's offsets ({@code {"lsn": ..., "tx_ordinal": ...}})
+ * are informative only: a restarted task resumes from the store.
+ *
+ * <h2>Stopping and rebalancing</h2>
+ *
+ * {@link #stop()} stops the pipeline through its shutdown path: records not yet handed to Connect
+ * are abandoned (delivered again by the next task), no table error is recorded. Two tasks of one
+ * pipeline never run at once: the pipeline's lease makes a task that starts while the previous one
+ * still stops wait as a standby.
+ */
+public final class PgetlSourceTask extends SourceTask {
+  private static final Logger LOG = LoggerFactory.getLogger(PgetlSourceTask.class);
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+  private PgetlConnectorConfig config;
+  private String pipelineId;
+  private ConnectDestination destination;
+  private PostgresStore store;
+  private Pipeline pipeline;
+  private ObjectName mbean;
+  private volatile boolean stopping;
+
+  /** Creates the task; Connect calls {@link #start(Map)} next. */
+  public PgetlSourceTask() {}
+
+  /**
+   * Returns the connector's version.
+   *
+   * @return the version
+   */
+  @Override
+  public String version() {
+    return Version.get();
+  }
+
+  /**
+   * Opens the state store and starts the pipeline of the task's publication. Returns once the
+   * pipeline runs, or waits as a standby while another task holds its lease.
+   *
+   * @param props the task's properties (the connector's plus its publication)
+   * @throws ConnectException when the settings are invalid, the source or the store cannot be
+   *     reached, or the publication is missing
+   */
+  @Override
+  public void start(Map<String, String> props) {
+    try {
+      config = new PgetlConnectorConfig(props);
+      PgetlConnectorConfig.PipelineSpec spec =
+          new PgetlConnectorConfig.PipelineSpec(
+              props.get(PgetlConnectorConfig.TASK_PIPELINE_ID),
+              props.get(PgetlConnectorConfig.TASK_PUBLICATION));
+      pipelineId = spec.pipelineId();
+      PgConnectionConfig source = config.source();
+      PipelineConfig pipelineConfig = config.pipelineConfig(spec, source);
+      RecordMapper mapper = new RecordMapper(config.recordSettings(spec, source));
+      destination = new ConnectDestination(mapper, pipelineId, config.pollMaxRecords());
+      store = config.openStore(pipelineId, source);
+      pipeline = Pipeline.create(pipelineConfig, store, destination);
+      pipeline.start();
+      registerMBean();
+      LOG.info(
+          "pgetl task started: pipeline {}, publication {}, source {}",
+          pipelineId,
+          spec.publication(),
+          source.describe());
+    } catch (EtlException e) {
+      closeQuietly();
+      throw new ConnectException(describe(e), e);
+    } catch (ConfigException e) {
+      closeQuietly();
+      throw e;
+    }
+  }
+
+  /**
+   * Returns the next records, waiting at most {@code poll.timeout.ms} for them.
+   *
+   * @return the records of whole destination writes, or null when none are ready
+   * @throws ConnectException when the pipeline failed (its error, hint included) or stopped on its
+   *     own
+   * @throws InterruptedException when interrupted
+   */
+  @Override
+  public List<SourceRecord> poll() throws InterruptedException {
+    List<SourceRecord> records = destination.poll(config.pollTimeout());
+    if (records == null && !stopping && pipeline.awaitTermination(Duration.ZERO)) {
+      Optional<EtlException> failure = pipeline.failure();
+      if (failure.isPresent()) {
+        throw new ConnectException(describe(failure.get()), failure.get());
+      }
+      throw new ConnectException(
+          "pgetl pipeline " + pipelineId + " stopped on its own (see its log); restart the task");
+    }
+    return records;
+  }
+
+  /**
+   * Counts a record as written: a destination write is answered durable with its last record.
+   *
+   * @param record the record, as {@link #poll()} returned it
+   * @param metadata Kafka's acknowledgement, or null when a transformation dropped the record
+   */
+  @Override
+  public void commitRecord(SourceRecord record, RecordMetadata metadata) {
+    destination.acknowledged(record, metadata);
+  }
+
+  /**
+   * Stops the pipeline through its shutdown path: queued records are abandoned, records sent
+   * already may still be acknowledged for {@code shutdown.timeout.ms}; the store is closed.
+   */
+  @Override
+  public void stop() {
+    stopping = true;
+    if (destination != null) {
+      destination.close();
+    }
+    if (pipeline != null) {
+      pipeline.shutdown();
+      try {
+        if (!pipeline.awaitTermination(config.shutdownTimeout().plusSeconds(5))) {
+          LOG.warn(
+              "pgetl pipeline {} did not stop in time; its threads go on stopping", pipelineId);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      pipeline
+          .failure()
+          .ifPresent(f -> LOG.warn("pgetl pipeline {} failed: {}", pipelineId, describe(f)));
+    }
+    closeQuietly();
+    LOG.info("pgetl task stopped: pipeline {}", pipelineId);
+  }
+
+  private void closeQuietly() {
+    unregisterMBean();
+    if (store != null) {
+      try {
+        store.close();
+      } catch (RuntimeException e) {
+        LOG.warn("closing the pgetl store of pipeline {} failed", pipelineId, e);
+      }
+      store = null;
+    }
+  }
+
+  private static String describe(EtlException e) {
+    String hint = e.hint();
+    return e.getMessage() + (hint == null || hint.isBlank() ? "" : " (" + hint + ")");
+  }
+
+  private void registerMBean() {
+    try {
+      MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+      mbean =
+          new ObjectName(
+              "org.pgetl.kafka.connect:type=task,pipeline="
+                  + ObjectName.quote(pipelineId)
+                  + ",instance="
+                  + INSTANCES.incrementAndGet());
+      server.registerMBean(new Metrics(), mbean);
+    } catch (JMException e) {
+      LOG.warn("pgetl task metrics not registered for pipeline {}", pipelineId, e);
+      mbean = null;
+    }
+  }
+
+  private void unregisterMBean() {
+    if (mbean != null) {
+      try {
+        ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbean);
+      } catch (JMException e) {
+        LOG.debug("pgetl task metrics already gone", e);
+      }
+      mbean = null;
+    }
+  }
+
+  /** The JMX view of this task. */
+  private final class Metrics implements PgetlTaskMXBean {
+    @Override
+    public String getPipelineId() {
+      return pipelineId;
+    }
+
+    @Override
+    public String getPhase() {
+      return pipeline.status().phase().name();
+    }
+
+    @Override
+    public long getHeldBytes() {
+      return destination.heldBytes();
+    }
+
+    @Override
+    public long getMaxHeldBytes() {
+      return destination.maxHeldBytes();
+    }
+
+    @Override
+    public long getHeldRecords() {
+      return destination.heldRecords();
+    }
+
+    @Override
+    public long getAcknowledgedRecords() {
+      return destination.acknowledgedRecords();
+    }
+
+    @Override
+    public int getQueuedWrites() {
+      return destination.queuedWrites();
+    }
+  }
+}

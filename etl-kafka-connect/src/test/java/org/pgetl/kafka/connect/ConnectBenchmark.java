@@ -1,0 +1,296 @@
+package org.pgetl.kafka.connect;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.connect.runtime.ConnectorConfig;
+import org.apache.kafka.connect.util.clusters.EmbeddedConnectCluster;
+import org.pgetl.testkit.EmbeddedPostgres;
+
+/**
+ * The Kafka throughput harness (not a test): pgetl's connector and, when it is on the class path,
+ * Debezium's PostgreSQL connector, on the same in-JVM broker, Connect worker and embedded
+ * PostgreSQL, in one run.
+ *
+ * <ul>
+ *   <li><b>copy</b>: a table of {@code copyRows} rows and 6 columns, copied into its topic; timed
+ *       from the connector's creation to the last record read back from the topic;
+ *   <li><b>streaming</b>: the connector stopped (Connect's {@code STOPPED} state) after it is
+ *       streaming, one transaction of {@code streamRows} inserts, the connector resumed; timed from
+ *       the resume to the last record read back.
+ * </ul>
+ *
+ * <p>Both connectors use the worker's JSON converters with schemas and Connect's default producer
+ * settings. Run: {@code mvn -B -pl etl-kafka-connect -am -Pbench verify -DskipTests} (the {@code
+ * bench} profile adds Debezium's connector and runs this class; {@code -Dbench.args="copyRows
+ * streamRows"} sizes it).
+ */
+public final class ConnectBenchmark {
+  static final String DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector";
+
+  private ConnectBenchmark() {}
+
+  /**
+   * Runs the harness.
+   *
+   * @param args the copied rows (default 200000) and the streamed rows (default 100000)
+   * @throws Exception on failure
+   */
+  public static void main(String[] args) throws Exception {
+    int copyRows = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
+    int streamRows = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
+    boolean debezium = onClassPath(DEBEZIUM);
+    try (EmbeddedPostgres pg =
+        EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s").start()) {
+      pg.createDatabase("bench");
+      exec(
+          pg,
+          "CREATE TABLE bench_copy (id int8 PRIMARY KEY, qty int4, name text,"
+              + " price numeric(12,2), created timestamptz, attrs jsonb)",
+          "INSERT INTO bench_copy SELECT g, g % 500, 'customer ' || g || ' of the benchmark',"
+              + " g * 1.25, '2024-01-01'::timestamptz + g * interval '1 second',"
+              + " jsonb_build_object('tier', 'gold', 'score', g % 97)"
+              + " FROM generate_series(1, "
+              + copyRows
+              + ") g",
+          "VACUUM ANALYZE bench_copy",
+          "CREATE TABLE bench_stream (id int8 PRIMARY KEY, qty int4, name text,"
+              + " price numeric(12,2), created timestamptz, attrs jsonb)",
+          "CREATE PUBLICATION pub_copy FOR TABLE bench_copy",
+          "CREATE PUBLICATION pub_stream FOR TABLE bench_stream");
+      EmbeddedConnectCluster cluster = ConnectHarness.start("pgetl-bench", 1);
+      try {
+        double pgetlCopy =
+            copy(cluster, "pgetl-copy", pgetl(pg, "bcopy", "pub_copy", "all"), copyRows);
+        double dbzCopy =
+            debezium
+                ? copy(
+                    cluster, "dbz-copy", debezium(pg, "dbz_copy", "pub_copy", "initial"), copyRows)
+                : Double.NaN;
+        double pgetlStream =
+            streaming(
+                cluster,
+                pg,
+                "pgetl-stream",
+                pgetl(pg, "bstream", "pub_stream", "none"),
+                streamRows);
+        double dbzStream =
+            debezium
+                ? streaming(
+                    cluster,
+                    pg,
+                    "dbz-stream",
+                    debezium(pg, "dbz_stream", "pub_stream", "no_data"),
+                    streamRows)
+                : Double.NaN;
+        System.out.println();
+        report("copy (" + copyRows + " rows, 6 columns)", pgetlCopy, dbzCopy);
+        report("streaming (" + streamRows + "-row tx)", pgetlStream, dbzStream);
+        if (!debezium) {
+          System.out.println(
+              "Debezium's connector is not on the class path: run with -Pbench to compare");
+        }
+      } finally {
+        cluster.stop();
+      }
+    }
+  }
+
+  private static void report(String what, double pgetl, double debezium) {
+    if (Double.isNaN(debezium)) {
+      System.out.printf(Locale.ROOT, "%-32s pgetl %,.0f rows/s%n", what, pgetl);
+    } else {
+      System.out.printf(
+          Locale.ROOT,
+          "%-32s pgetl %,.0f rows/s, Debezium %,.0f rows/s, ratio %.2f%n",
+          what,
+          pgetl,
+          debezium,
+          pgetl / debezium);
+    }
+  }
+
+  /** Creates the connector and reads its topic until every row arrived: rows per second. */
+  private static double copy(
+      EmbeddedConnectCluster cluster, String name, Map<String, String> props, int rows) {
+    String topic = props.get("topic.prefix") + ".public.bench_copy";
+    try (Counter counter = new Counter(cluster, topic)) {
+      long start = System.nanoTime();
+      cluster.configureConnector(name, props);
+      counter.awaitAtLeast(rows);
+      double rate = rows * 1e9 / (System.nanoTime() - start);
+      System.out.printf(Locale.ROOT, "%s: %,.0f rows/s%n", name, rate);
+      cluster.deleteConnector(name);
+      return rate;
+    }
+  }
+
+  /**
+   * Starts the connector until it streams, stops it, writes one transaction, resumes it and reads
+   * the topic until every row arrived: rows per second from the resume.
+   */
+  private static double streaming(
+      EmbeddedConnectCluster cluster,
+      EmbeddedPostgres pg,
+      String name,
+      Map<String, String> props,
+      int rows)
+      throws Exception {
+    String topic = props.get("topic.prefix") + ".public.bench_stream";
+    try (Counter counter = new Counter(cluster, topic)) {
+      exec(pg, "TRUNCATE bench_stream");
+      cluster.configureConnector(name, props);
+      // streaming once a marker row written now reaches the topic
+      long marker = -1;
+      long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+      while (counter.count == 0) {
+        exec(pg, "INSERT INTO bench_stream (id) VALUES (" + marker-- + ")");
+        counter.poll(Duration.ofSeconds(1));
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(name + " did not start streaming");
+        }
+      }
+      cluster.stopConnector(name);
+      waitTasks(cluster, name, "STOPPED");
+      exec(
+          pg,
+          "INSERT INTO bench_stream SELECT g, g % 500, 'customer ' || g || ' of the benchmark',"
+              + " g * 1.25, '2024-01-01'::timestamptz + g * interval '1 second',"
+              + " jsonb_build_object('tier', 'gold', 'score', g % 97)"
+              + " FROM generate_series(1, "
+              + rows
+              + ") g");
+      // drain the markers that arrived late, then time the transaction
+      counter.poll(Duration.ofSeconds(2));
+      long before = counter.count;
+      long start = System.nanoTime();
+      cluster.resumeConnector(name);
+      counter.awaitAtLeast(before + rows);
+      double rate = rows * 1e9 / (System.nanoTime() - start);
+      System.out.printf(Locale.ROOT, "%s: %,.0f rows/s%n", name, rate);
+      cluster.deleteConnector(name);
+      return rate;
+    }
+  }
+
+  private static void waitTasks(EmbeddedConnectCluster cluster, String name, String state)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+    while (!state.equals(cluster.connectorStatus(name).connector().state())) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(name + " did not reach " + state);
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  private static Map<String, String> pgetl(
+      EmbeddedPostgres pg, String id, String publication, String copyMode) {
+    Map<String, String> p = new HashMap<>();
+    p.put(ConnectorConfig.CONNECTOR_CLASS_CONFIG, PgetlSourceConnector.class.getName());
+    p.put(ConnectorConfig.TASKS_MAX_CONFIG, "1");
+    p.put(PgetlConnectorConfig.CONNECTION_URL, pg.jdbcUrl("bench"));
+    p.put(PgetlConnectorConfig.CONNECTION_USER, pg.superuser());
+    p.put(PgetlConnectorConfig.CONNECTION_PASSWORD, pg.password());
+    p.put(PgetlConnectorConfig.PUBLICATIONS, publication);
+    p.put(PgetlConnectorConfig.PIPELINE_ID, id);
+    p.put(PgetlConnectorConfig.TOPIC_PREFIX, id);
+    p.put(PgetlConnectorConfig.COPY_MODE, copyMode);
+    topicCreation(p);
+    return p;
+  }
+
+  private static Map<String, String> debezium(
+      EmbeddedPostgres pg, String id, String publication, String snapshotMode) {
+    Map<String, String> p = new HashMap<>();
+    p.put(ConnectorConfig.CONNECTOR_CLASS_CONFIG, DEBEZIUM);
+    p.put(ConnectorConfig.TASKS_MAX_CONFIG, "1");
+    p.put("database.hostname", pg.host());
+    p.put("database.port", Integer.toString(pg.port()));
+    p.put("database.dbname", "bench");
+    p.put("database.user", pg.superuser());
+    p.put("database.password", pg.password());
+    p.put("plugin.name", "pgoutput");
+    p.put("publication.name", publication);
+    p.put("publication.autocreate.mode", "disabled");
+    p.put("slot.name", id);
+    p.put("snapshot.mode", snapshotMode);
+    p.put("topic.prefix", id);
+    topicCreation(p);
+    return p;
+  }
+
+  private static void topicCreation(Map<String, String> p) {
+    p.put("topic.creation.default.replication.factor", "1");
+    p.put("topic.creation.default.partitions", "1");
+  }
+
+  private static boolean onClassPath(String className) {
+    try {
+      Class.forName(className, false, ConnectBenchmark.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
+  }
+
+  private static void exec(EmbeddedPostgres pg, String... sql) throws SQLException {
+    try (Connection c = pg.connect("bench");
+        Statement s = c.createStatement()) {
+      for (String q : sql) {
+        s.execute(q);
+      }
+    }
+  }
+
+  /** Counts the non-tombstone records of a topic, from its start. */
+  private static final class Counter implements AutoCloseable {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    long count;
+
+    Counter(EmbeddedConnectCluster cluster, String topic) {
+      Map<String, Object> props = new HashMap<>();
+      props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.kafka().bootstrapServers());
+      props.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-" + topic + "-" + System.nanoTime());
+      props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "200");
+      props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
+      consumer =
+          new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      consumer.subscribe(Pattern.compile(Pattern.quote(topic)));
+    }
+
+    void poll(Duration timeout) {
+      for (ConsumerRecord<byte[], byte[]> r : consumer.poll(timeout)) {
+        if (r.value() != null) {
+          count++;
+        }
+      }
+    }
+
+    void awaitAtLeast(long n) {
+      long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+      while (count < n) {
+        poll(Duration.ofMillis(100));
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("only " + count + " of " + n + " records arrived");
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      consumer.close(Duration.ofSeconds(5));
+    }
+  }
+}
