@@ -53,14 +53,19 @@ record DestinationSpec(Kind kind, String target) {
    * Creates the destination.
    *
    * @param context where {@code stdout} writes
+   * @param source the source database: the mirror reads its generated columns from its catalog
    * @return a new destination, not started
    * @throws EtlException of kind {@code CONFIG_ERROR} for a bad mirror URL
    */
-  Destination create(CliContext context) {
+  Destination create(CliContext context, PgConnectionConfig source) {
     return switch (kind) {
       case STDOUT -> new StdoutJsonDestination(context.out());
       case DUCKDB -> new DuckDbDestination(Path.of(target));
-      case POSTGRES -> new PostgresMirrorDestination(PgConnectionConfig.fromJdbcUrl(target));
+      case POSTGRES ->
+          new PostgresMirrorDestination(
+              PgConnectionConfig.fromJdbcUrl(target),
+              PostgresMirrorDestination.DEFAULT_COPY_CONNECTIONS,
+              source);
     };
   }
 

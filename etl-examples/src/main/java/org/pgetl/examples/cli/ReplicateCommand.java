@@ -208,7 +208,7 @@ final class ReplicateCommand implements Callable<Integer> {
       }
     }
     try (PipelineStore store = stateStore.open(source, pipelineId, storeSchema)) {
-      Destination dest = destination.create(context);
+      Destination dest = destination.create(context, source);
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       Pipeline pipeline = Pipeline.create(config, store, dest, registry);
       pipeline.start();
