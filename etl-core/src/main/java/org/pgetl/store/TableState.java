@@ -18,6 +18,11 @@ import org.pgetl.model.Lsn;
  * The apply worker applies a change of a table only when the table is {@code Ready}, or {@code
  * SyncDone(lsn)} with {@code lsn <=} the change's commit LSN.
  */
+// The constants below are instances of nested records, and isSyncing() is a default method, so
+// initializing a record would initialize TableState first: a deadlock only if one thread starts
+// with a record's constructor while another starts with TableState. Main code makes these states
+// only through the constants; making isSyncing() abstract would change the public interface.
+@SuppressWarnings("ClassInitializationDeadlock")
 public sealed interface TableState
     permits TableState.Init,
         TableState.DataSync,

@@ -318,21 +318,7 @@ public sealed interface Event
    * @param options the pgoutput option bits: 1 = CASCADE, 2 = RESTART IDENTITY
    */
   record Truncate(
-      Lsn
-          /**
-           * Validates the components.
-           *
-           * @param startLsn where the message starts
-           * @param commitLsn the transaction's commit LSN
-           * @param txOrdinal the ordinal in the transaction
-           * @param tables the truncated tables that this stream owns
-           * @param options the pgoutput option bits: 1 = CASCADE, 2 = RESTART IDENTITY
-           */
-          startLsn,
-      Lsn commitLsn,
-      long txOrdinal,
-      List<ReplicatedTableSchema> tables,
-      int options)
+      Lsn startLsn, Lsn commitLsn, long txOrdinal, List<ReplicatedTableSchema> tables, int options)
       implements Event {
     /** The CASCADE option bit. */
     public static final int CASCADE = 1;
@@ -389,6 +375,7 @@ public sealed interface Event
    * @param prefix the message prefix
    * @param content the message content
    */
+  @SuppressWarnings("ArrayRecordComponent") // copied in and out; equals/hashCode compare contents
   record Message(
       Lsn startLsn,
       Lsn commitLsn,

@@ -60,20 +60,12 @@ public final class PgNumeric implements Comparable<PgNumeric> {
    */
   public static PgNumeric parse(String text) {
     String t = text.trim();
-    switch (t.toLowerCase(java.util.Locale.ROOT)) {
-      case "nan":
-        return NAN;
-      case "infinity":
-      case "+infinity":
-      case "inf":
-      case "+inf":
-        return POSITIVE_INFINITY;
-      case "-infinity":
-      case "-inf":
-        return NEGATIVE_INFINITY;
-      default:
-        return of(new BigDecimal(t));
-    }
+    return switch (t.toLowerCase(java.util.Locale.ROOT)) {
+      case "nan" -> NAN;
+      case "infinity", "+infinity", "inf", "+inf" -> POSITIVE_INFINITY;
+      case "-infinity", "-inf" -> NEGATIVE_INFINITY;
+      default -> of(new BigDecimal(t));
+    };
   }
 
   /**

@@ -75,6 +75,7 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
    * @param presentValues the values of the present columns, in column order
    * @param missingColumnIndexes the column indexes whose values are missing, ascending
    */
+  @SuppressWarnings("ArrayRecordComponent") // copied in and out; equals/hashCode compare contents
   record Partial(int columnCount, TableRow presentValues, int[] missingColumnIndexes)
       implements UpdatedRow {
     /**

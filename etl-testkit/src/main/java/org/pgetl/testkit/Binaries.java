@@ -418,7 +418,7 @@ final class Binaries {
             version);
     checkStatus(response.statusCode(), url, version);
     String body = response.body().trim();
-    String sha1 = body.split("\\s+")[0];
+    String sha1 = body.split("\\s+", 2)[0];
     if (!sha1.matches("[0-9a-fA-F]{40}")) {
       throw new TestkitException(url + " does not hold a sha1 checksum: '" + body + "'");
     }

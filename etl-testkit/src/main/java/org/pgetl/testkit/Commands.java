@@ -125,7 +125,7 @@ final class Commands {
     List<String> dirs = new ArrayList<>();
     String path = System.getenv("PATH");
     if (path != null) {
-      for (String d : path.split(":")) {
+      for (String d : path.split(":", -1)) {
         if (!d.isEmpty()) {
           dirs.add(d);
         }

@@ -561,7 +561,7 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
   }
 
   private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getAllByName(HOST)[0])) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();
     } catch (IOException e) {

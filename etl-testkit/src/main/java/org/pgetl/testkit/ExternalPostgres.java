@@ -63,7 +63,7 @@ final class ExternalPostgres implements PostgresServer {
     if (host.contains(",")) {
       throw new TestkitException(source + " must name one host, not '" + host + "'");
     }
-    int port = Integer.parseInt(parsed.getProperty("PGPORT", "5432").split(",")[0]);
+    int port = Integer.parseInt(parsed.getProperty("PGPORT", "5432").split(",", 2)[0]);
     String db = parsed.getProperty("PGDBNAME", "postgres");
     if (db.isEmpty()) {
       db = "postgres";
@@ -79,7 +79,7 @@ final class ExternalPostgres implements PostgresServer {
     StringBuilder extra = new StringBuilder();
     int q = url.indexOf('?');
     if (q >= 0) {
-      for (String param : url.substring(q + 1).split("&")) {
+      for (String param : url.substring(q + 1).split("&", -1)) {
         String key = param.split("=", 2)[0];
         if (!param.isEmpty() && !key.equals("user") && !key.equals("password")) {
           extra.append(extra.length() == 0 ? "?" : "&").append(param);

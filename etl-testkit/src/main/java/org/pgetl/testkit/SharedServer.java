@@ -81,19 +81,16 @@ final class SharedServer {
       return new Choice(Backend.EMBEDDED, null, "default");
     }
     String source = BACKEND_ENV + "/" + BACKEND_PROPERTY + "=" + backend;
-    switch (backend.trim().toLowerCase(Locale.ROOT)) {
-      case "embedded":
-        return new Choice(Backend.EMBEDDED, null, source);
-      case "testcontainers":
-      case "docker":
-        return new Choice(Backend.TESTCONTAINERS, null, source);
-      default:
-        throw new TestkitException(
-            source
-                + " is not understood: use 'embedded' (the default) or 'testcontainers', or set "
-                + URL_ENV
-                + " to use an external server");
-    }
+    return switch (backend.trim().toLowerCase(Locale.ROOT)) {
+      case "embedded" -> new Choice(Backend.EMBEDDED, null, source);
+      case "testcontainers", "docker" -> new Choice(Backend.TESTCONTAINERS, null, source);
+      default ->
+          throw new TestkitException(
+              source
+                  + " is not understood: use 'embedded' (the default) or 'testcontainers', or set "
+                  + URL_ENV
+                  + " to use an external server");
+    };
   }
 
   private static PostgresServer start(Choice choice) {

@@ -154,7 +154,7 @@ final class DemoCommand implements Callable<Integer> {
         throw new CliException("--postgres-version: " + e.getMessage(), Main.EXIT_USAGE);
       }
     }
-    view = new ProgressView(context.out(), !plain && System.console() != null);
+    view = new ProgressView(context.out(), !plain && isTerminal());
     long started = System.nanoTime();
     DemoDatabase.Sizes sizes = DemoDatabase.sizes(rows);
     view.println(
@@ -348,6 +348,24 @@ final class DemoCommand implements Callable<Integer> {
       if (context.stop().awaitRequested(tick)) {
         return Outcome.INTERRUPTED_DURING_COPY;
       }
+    }
+  }
+
+  /**
+   * Whether the demo runs in a terminal. From JDK 22 on, {@code System.console()} is not null even
+   * when the output is redirected, and {@code Console.isTerminal()} (JDK 22) tells; before JDK 22 a
+   * console exists only for a terminal.
+   */
+  @SuppressWarnings("SystemConsoleNull") // the null test is for JDK 17 to 21; isTerminal() after
+  private static boolean isTerminal() {
+    java.io.Console console = System.console();
+    if (console == null) {
+      return false;
+    }
+    try {
+      return (Boolean) java.io.Console.class.getMethod("isTerminal").invoke(console);
+    } catch (ReflectiveOperationException e) {
+      return true;
     }
   }
 

@@ -74,8 +74,12 @@ public final class Main {
     cli.addSubcommand("tables", TablesCommand.commandLine(context));
     cli.addSubcommand("status", new StatusCommand(context));
     cli.addSubcommand("help", new CommandLine.HelpCommand());
-    cli.setOut(new java.io.PrintWriter(context.out(), true));
-    cli.setErr(new java.io.PrintWriter(context.err(), true));
+    // the platform charset, as the PrintStreams of System.out and System.err use on Java 17
+    java.nio.charset.Charset charset = java.nio.charset.Charset.defaultCharset();
+    cli.setOut(
+        new java.io.PrintWriter(new java.io.OutputStreamWriter(context.out(), charset), true));
+    cli.setErr(
+        new java.io.PrintWriter(new java.io.OutputStreamWriter(context.err(), charset), true));
     cli.setCaseInsensitiveEnumValuesAllowed(true);
     cli.setParameterExceptionHandler(
         (e, args) -> {

@@ -10,6 +10,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.SplittableRandom;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -68,7 +69,9 @@ final class Workload implements AutoCloseable {
   /** Starts the workload thread. */
   void start() {
     lastTick = System.nanoTime();
-    thread.scheduleAtFixedRate(this::tick, 0, TICK.toMillis(), TimeUnit.MILLISECONDS);
+    // tick() keeps its SQL failure for failure(); stop() ends the schedule
+    Future<?> unused =
+        thread.scheduleAtFixedRate(this::tick, 0, TICK.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -100,8 +103,12 @@ final class Workload implements AutoCloseable {
 
   /** Stops the workload and closes its connection. */
   @Override
-  public void close() throws Exception {
-    stop();
+  public void close() throws SQLException {
+    try {
+      stop();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the caller sees the interrupt; the connection closes
+    }
     connection.close();
   }
 

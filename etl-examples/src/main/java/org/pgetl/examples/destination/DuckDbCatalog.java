@@ -244,7 +244,7 @@ final class DuckDbCatalog {
    */
   boolean isCurrent(ReplicatedTableSchema schema) {
     Table t = tables.get(schema.id());
-    return t != null && (schema == t.lastSchema || schema.equals(t.lastSchema));
+    return t != null && schema.equals(t.lastSchema);
   }
 
   /**
@@ -264,7 +264,7 @@ final class DuckDbCatalog {
     if (t == null) {
       return create(schema, store);
     }
-    if (schema != t.lastSchema && !schema.equals(t.lastSchema)) {
+    if (!schema.equals(t.lastSchema)) {
       if (!t.named(schema.name())) {
         move(t, schema.name(), store);
       }

@@ -8,6 +8,7 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
+import java.time.temporal.ChronoField;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
@@ -210,7 +211,7 @@ record DuckDbType(DuckDbType.Kind kind, int precision, int scale, DuckDbType.Kin
       return new DuckDbType(Kind.LIST, 0, 0, Kind.valueOf(s.substring(0, s.length() - 2)));
     }
     if (s.startsWith("DECIMAL(")) {
-      String[] ps = s.substring(8, s.length() - 1).split(",");
+      String[] ps = s.substring(8, s.length() - 1).split(",", -1);
       return new DuckDbType(
           Kind.DECIMAL, Integer.parseInt(ps[0].trim()), Integer.parseInt(ps[1].trim()), null);
     }
@@ -265,7 +266,9 @@ record DuckDbType(DuckDbType.Kind kind, int precision, int scale, DuckDbType.Kin
     }
     try {
       long seconds = t.toEpochSecond(ZoneOffset.UTC);
-      long micros = Math.addExact(Math.multiplyExact(seconds, 1_000_000L), t.getNano() / 1000);
+      long micros =
+          Math.addExact(
+              Math.multiplyExact(seconds, 1_000_000L), t.get(ChronoField.MICRO_OF_SECOND));
       return micros >= MIN_TIMESTAMP_MICROS && micros <= MAX_TIMESTAMP_MICROS;
     } catch (ArithmeticException e) {
       return false;

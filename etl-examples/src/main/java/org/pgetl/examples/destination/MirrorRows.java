@@ -313,6 +313,7 @@ final class MirrorRows {
   }
 
   /** The new values of some columns of a row, for a partial update not yet written. */
+  @SuppressWarnings("ArrayRecordComponent") // a private holder, never compared or hashed
   private record PartialValues(String[] values, boolean[] present) {}
 
   /**
@@ -523,6 +524,7 @@ final class MirrorRows {
   // --- finding the row of an UPDATE or DELETE
 
   /** The columns and values that identify a row, and whether they are the whole row (no key). */
+  @SuppressWarnings("ArrayRecordComponent") // a private holder, never compared or hashed
   private record Match(List<Column> columns, String[] values, boolean wholeRow) {}
 
   private static Match match(Table t, ReplicatedTableSchema schema, OldRow old, UpdatedRow row) {

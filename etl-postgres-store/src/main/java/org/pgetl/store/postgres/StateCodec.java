@@ -82,16 +82,14 @@ final class StateCodec {
     String policy = null;
     String nextRetry = null;
     Integer attempts = null;
-    if (state instanceof TableState.SyncDone) {
-      lsn = ((TableState.SyncDone) state).lsn().toString();
-    } else if (state instanceof TableState.Errored) {
-      TableState.Errored e = (TableState.Errored) state;
+    if (state instanceof TableState.SyncDone syncDone) {
+      lsn = syncDone.lsn().toString();
+    } else if (state instanceof TableState.Errored e) {
       kind = e.kind().name();
       reason = withoutNul(e.reason());
       hint = withoutNul(e.hint());
       RetryPolicy retry = e.retry();
-      if (retry instanceof RetryPolicy.Timed) {
-        RetryPolicy.Timed timed = (RetryPolicy.Timed) retry;
+      if (retry instanceof RetryPolicy.Timed timed) {
         policy = "timed";
         nextRetry = timed.nextRetry().toString();
         attempts = timed.attempts();
@@ -130,26 +128,21 @@ final class StateCodec {
   static TableState read(ResultSet rs, int index) throws SQLException {
     String state = rs.getString(index);
     try {
-      switch (state) {
-        case "init":
-          return TableState.INIT;
-        case "data_sync":
-          return TableState.DATA_SYNC;
-        case "finished_copy":
-          return TableState.FINISHED_COPY;
-        case "ready":
-          return TableState.READY;
-        case "sync_done":
-          return new TableState.SyncDone(Lsn.parse(required(rs.getString(index + 1), "lsn")));
-        case "errored":
-          return new TableState.Errored(
-              ErrorKind.valueOf(required(rs.getString(index + 2), "error_kind")),
-              required(rs.getString(index + 3), "reason"),
-              required(rs.getString(index + 4), "hint"),
-              retry(rs.getString(index + 5), rs.getString(index + 6), rs.getString(index + 7)));
-        default:
-          throw new IllegalArgumentException("unknown state '" + state + "'");
-      }
+      return switch (state) {
+        case "init" -> TableState.INIT;
+        case "data_sync" -> TableState.DATA_SYNC;
+        case "finished_copy" -> TableState.FINISHED_COPY;
+        case "ready" -> TableState.READY;
+        case "sync_done" ->
+            new TableState.SyncDone(Lsn.parse(required(rs.getString(index + 1), "lsn")));
+        case "errored" ->
+            new TableState.Errored(
+                ErrorKind.valueOf(required(rs.getString(index + 2), "error_kind")),
+                required(rs.getString(index + 3), "reason"),
+                required(rs.getString(index + 4), "hint"),
+                retry(rs.getString(index + 5), rs.getString(index + 6), rs.getString(index + 7)));
+        default -> throw new IllegalArgumentException("unknown state '" + state + "'");
+      };
     } catch (IllegalArgumentException | DateTimeParseException e) {
       throw unreadable(state, e);
     } catch (EtlException e) {
@@ -158,18 +151,15 @@ final class StateCodec {
   }
 
   private static RetryPolicy retry(String policy, String nextRetry, String attempts) {
-    switch (required(policy, "retry.policy")) {
-      case "none":
-        return RetryPolicy.NONE;
-      case "manual":
-        return RetryPolicy.MANUAL;
-      case "timed":
-        return new RetryPolicy.Timed(
-            Instant.parse(required(nextRetry, "retry.next_retry")),
-            Integer.parseInt(required(attempts, "retry.attempts")));
-      default:
-        throw new IllegalArgumentException("unknown retry policy '" + policy + "'");
-    }
+    return switch (required(policy, "retry.policy")) {
+      case "none" -> RetryPolicy.NONE;
+      case "manual" -> RetryPolicy.MANUAL;
+      case "timed" ->
+          new RetryPolicy.Timed(
+              Instant.parse(required(nextRetry, "retry.next_retry")),
+              Integer.parseInt(required(attempts, "retry.attempts")));
+      default -> throw new IllegalArgumentException("unknown retry policy '" + policy + "'");
+    };
   }
 
   private static String required(String value, String field) {

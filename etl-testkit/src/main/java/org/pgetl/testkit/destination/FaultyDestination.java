@@ -2,9 +2,11 @@ package org.pgetl.testkit.destination;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -228,10 +230,11 @@ public final class FaultyDestination implements Destination {
   private Fault select(DestinationCall call) {
     lock.lock();
     try {
-      for (Fault f : faults) {
+      for (Iterator<Fault> it = faults.iterator(); it.hasNext(); ) {
+        Fault f = it.next();
         if (f.take(call)) {
           if (!f.isArmed()) {
-            faults.remove(f);
+            it.remove();
           }
           return f;
         }
@@ -287,7 +290,11 @@ public final class FaultyDestination implements Destination {
         inner
             .completion()
             .thenAccept(
-                o -> Delays.SCHEDULER.schedule(() -> result.send(o), nanos, TimeUnit.NANOSECONDS));
+                o -> {
+                  // send() does not throw: the scheduled future has nothing to report
+                  Future<?> unused =
+                      Delays.SCHEDULER.schedule(() -> result.send(o), nanos, TimeUnit.NANOSECONDS);
+                });
         f.recordHit(call);
       }
       case ANSWER_SHUTDOWN -> {

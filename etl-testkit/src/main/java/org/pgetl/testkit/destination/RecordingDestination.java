@@ -1078,7 +1078,7 @@ public final class RecordingDestination implements Destination {
             default -> flushOr();
           };
     }
-    if (outcome == Outcome.DURABLE) {
+    if (outcome.kind() == Outcome.Kind.DURABLE) {
       lastDurable = call;
       durableKey = receivedKey;
       durableCommitEnd = receivedCommitEnd;

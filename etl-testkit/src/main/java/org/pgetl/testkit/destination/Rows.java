@@ -182,8 +182,8 @@ public final class Rows {
       int c = compareRows(x.elements(), y.elements());
       return c != 0 ? c : compareRows(x.dimensions(), y.dimensions());
     }
-    if (a.getClass() == b.getClass() && a instanceof Comparable) {
-      return ((Comparable) a).compareTo(b);
+    if (a.getClass() == b.getClass() && a instanceof Comparable cmp) {
+      return cmp.compareTo(b);
     }
     int c = a.getClass().getName().compareTo(b.getClass().getName());
     return c != 0 ? c : String.valueOf(a).compareTo(String.valueOf(b));

@@ -212,107 +212,96 @@ public final class SourceTables {
    */
   public static Object value(ResultSet rs, int column, String typeName) throws SQLException {
     switch (typeName) {
-      case "int2":
-        {
-          short v = rs.getShort(column);
-          return rs.wasNull() ? null : v;
-        }
-      case "int4":
-        {
-          int v = rs.getInt(column);
-          return rs.wasNull() ? null : v;
-        }
-      case "int8":
-      case "oid":
-        {
-          long v = rs.getLong(column);
-          return rs.wasNull() ? null : v;
-        }
-      case "float4":
-        {
-          float v = rs.getFloat(column);
-          return rs.wasNull() ? null : v;
-        }
-      case "float8":
-        {
-          double v = rs.getDouble(column);
-          return rs.wasNull() ? null : v;
-        }
-      case "bool":
-        {
-          boolean v = rs.getBoolean(column);
-          return rs.wasNull() ? null : v;
-        }
-      case "numeric":
-        {
-          String s = rs.getString(column);
-          return s == null ? null : PgNumeric.parse(s);
-        }
-      case "bytea":
+      case "int2" -> {
+        short v = rs.getShort(column);
+        return rs.wasNull() ? null : v;
+      }
+      case "int4" -> {
+        int v = rs.getInt(column);
+        return rs.wasNull() ? null : v;
+      }
+      case "int8", "oid" -> {
+        long v = rs.getLong(column);
+        return rs.wasNull() ? null : v;
+      }
+      case "float4" -> {
+        float v = rs.getFloat(column);
+        return rs.wasNull() ? null : v;
+      }
+      case "float8" -> {
+        double v = rs.getDouble(column);
+        return rs.wasNull() ? null : v;
+      }
+      case "bool" -> {
+        boolean v = rs.getBoolean(column);
+        return rs.wasNull() ? null : v;
+      }
+      case "numeric" -> {
+        String s = rs.getString(column);
+        return s == null ? null : PgNumeric.parse(s);
+      }
+      case "bytea" -> {
         return rs.getBytes(column);
-      case "uuid":
-        {
-          Object o = rs.getObject(column);
-          return o == null || o instanceof UUID ? o : UUID.fromString(o.toString());
+      }
+      case "uuid" -> {
+        Object o = rs.getObject(column);
+        return o == null || o instanceof UUID ? o : UUID.fromString(o.toString());
+      }
+      case "date" -> {
+        String s = rs.getString(column);
+        return s == null
+            ? null
+            : infinity(
+                s, LocalDate.MAX, LocalDate.MIN, () -> rs.getObject(column, LocalDate.class));
+      }
+      case "timestamp" -> {
+        String s = rs.getString(column);
+        return s == null
+            ? null
+            : infinity(
+                s,
+                LocalDateTime.MAX,
+                LocalDateTime.MIN,
+                () -> rs.getObject(column, LocalDateTime.class));
+      }
+      case "timestamptz" -> {
+        String s = rs.getString(column);
+        return s == null
+            ? null
+            : infinity(
+                s,
+                Instant.MAX,
+                Instant.MIN,
+                () -> rs.getObject(column, OffsetDateTime.class).toInstant());
+      }
+      case "time" -> {
+        String s = rs.getString(column);
+        if (s == null) {
+          return null;
         }
-      case "date":
-        {
-          String s = rs.getString(column);
-          return s == null
-              ? null
-              : infinity(
-                  s, LocalDate.MAX, LocalDate.MIN, () -> rs.getObject(column, LocalDate.class));
-        }
-      case "timestamp":
-        {
-          String s = rs.getString(column);
-          return s == null
-              ? null
-              : infinity(
-                  s,
-                  LocalDateTime.MAX,
-                  LocalDateTime.MIN,
-                  () -> rs.getObject(column, LocalDateTime.class));
-        }
-      case "timestamptz":
-        {
-          String s = rs.getString(column);
-          return s == null
-              ? null
-              : infinity(
-                  s,
-                  Instant.MAX,
-                  Instant.MIN,
-                  () -> rs.getObject(column, OffsetDateTime.class).toInstant());
-        }
-      case "time":
-        {
-          String s = rs.getString(column);
-          if (s == null) {
-            return null;
-          }
-          return s.startsWith("24:") ? LocalTime.MAX : rs.getObject(column, LocalTime.class);
-        }
-      case "timetz":
+        return s.startsWith("24:") ? LocalTime.MAX : rs.getObject(column, LocalTime.class);
+      }
+      case "timetz" -> {
         return rs.getObject(column, OffsetTime.class);
-      case "interval":
-        {
-          Object o = rs.getObject(column);
-          if (o == null) {
-            return null;
-          }
-          PGInterval i = (PGInterval) o;
-          long seconds = ((long) i.getHours() * 60 + i.getMinutes()) * 60 + i.getWholeSeconds();
-          return new PgInterval(
-              i.getYears() * 12 + i.getMonths(),
-              i.getDays(),
-              seconds * 1_000_000L + i.getMicroSeconds());
+      }
+      case "interval" -> {
+        Object o = rs.getObject(column);
+        if (o == null) {
+          return null;
         }
-      default:
+        PGInterval i = (PGInterval) o;
+        long seconds = ((long) i.getHours() * 60 + i.getMinutes()) * 60 + i.getWholeSeconds();
+        return new PgInterval(
+            i.getYears() * 12 + i.getMonths(),
+            i.getDays(),
+            seconds * 1_000_000L + i.getMicroSeconds());
+      }
+      default -> {
         if (typeName.startsWith("_")) {
           return array(rs, column, typeName.substring(1));
         }
         return rs.getString(column);
+      }
     }
   }
 

@@ -718,10 +718,6 @@ public abstract class DestinationConformanceTests<D extends Destination> {
    * write in flight, then a durability barrier; runs {@code midway} once {@code midwayAt} events
    * were answered.
    */
-  private void deliver(List<Event> stream, int perWrite, Runnable midway, int midwayAt) {
-    deliver(StreamId.APPLY, stream, perWrite, midway, midwayAt);
-  }
-
   private void deliver(
       StreamId id, List<Event> stream, int perWrite, Runnable midway, int midwayAt) {
     boolean ranMidway = false;

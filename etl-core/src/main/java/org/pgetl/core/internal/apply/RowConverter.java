@@ -56,7 +56,6 @@ final class RowConverter {
   static UpdatedRow updated(RelationCache.Entry e, TupleData newTuple, TupleData oldTuple) {
     checkWidth(e, newTuple, "Update");
     int n = newTuple.columnCount();
-    Object[] values = null;
     int missingCount = 0;
     for (int i = 0; i < n; i++) {
       if (newTuple.isUnchangedToast(i) && !(oldTuple != null && oldTuple.hasValue(i))) {
@@ -64,7 +63,7 @@ final class RowConverter {
       }
     }
     int[] missing = new int[missingCount];
-    values = new Object[n - missingCount];
+    Object[] values = new Object[n - missingCount];
     long size = ROW_OVERHEAD;
     int m = 0;
     int v = 0;
@@ -100,11 +99,13 @@ final class RowConverter {
       TupleData t,
       String what) {
     switch (kind) {
-      case NONE:
+      case NONE -> {
         return null;
-      case FULL:
+      }
+      case FULL -> {
         return new OldRow.Full(full(e, t, what));
-      case KEY:
+      }
+      case KEY -> {
         checkWidth(e, t, what);
         int[] idx = e.identity;
         if (idx.length == 0) {
@@ -118,8 +119,8 @@ final class RowConverter {
           size += VALUE_OVERHEAD + Math.max(0, t.length(idx[k]));
         }
         return new OldRow.Key(TableRow.wrap(key, size));
-      default:
-        throw new IllegalStateException("unknown old tuple kind " + kind);
+      }
+      default -> throw new IllegalStateException("unknown old tuple kind " + kind);
     }
   }
 

@@ -188,23 +188,22 @@ final class WriteWindow {
       pending--;
       entry.answerOrder = a.order;
       switch (a.outcome.kind()) {
-        case FAILED:
+        case FAILED -> {
           return new Progress(advanced, a.outcome.error(), false);
-        case SHUTDOWN:
+        }
+        case SHUTDOWN -> {
           return new Progress(advanced, null, true);
-        case ACCEPTED:
+        }
+        case ACCEPTED -> {
           try {
             DestinationCalls.requireDurable(a.outcome, entry.durability, "a streaming write");
           } catch (EtlException violation) {
             return new Progress(advanced, violation, false);
           }
           entry.status = Status.ACCEPTED;
-          break;
-        case DURABLE:
-          entry.status = Status.DURABLE;
-          break;
-        default:
-          throw new IllegalStateException("unknown outcome " + a.outcome);
+        }
+        case DURABLE -> entry.status = Status.DURABLE;
+        default -> throw new IllegalStateException("unknown outcome " + a.outcome);
       }
       advanced = max(advanced, collapseHead());
     }

@@ -48,7 +48,7 @@ final class CatalogQuery {
                 + " WHERE m.rngmultitypid = t.oid), 0)::int8"
             : "0::int8";
     Map<Integer, Row> rows = new LinkedHashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(String.format(TYPES, isArray, multirangeOf))) {
+    try (PreparedStatement ps = c.prepareStatement(TYPES.formatted(isArray, multirangeOf))) {
       ps.setString(1, oidArray(oids));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

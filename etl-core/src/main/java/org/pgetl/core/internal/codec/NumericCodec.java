@@ -112,17 +112,17 @@ final class NumericCodec extends ValueCodec {
       throw BadValue.of("digit count does not match the length");
     }
     switch (sign) {
-      case SIGN_NAN:
+      case SIGN_NAN -> {
         return special(ndigits, PgNumeric.NAN);
-      case SIGN_PINF:
+      }
+      case SIGN_PINF -> {
         return special(ndigits, PgNumeric.POSITIVE_INFINITY);
-      case SIGN_NINF:
+      }
+      case SIGN_NINF -> {
         return special(ndigits, PgNumeric.NEGATIVE_INFINITY);
-      case SIGN_POS:
-      case SIGN_NEG:
-        break;
-      default:
-        throw BadValue.of("invalid sign");
+      }
+      case SIGN_POS, SIGN_NEG -> {}
+      default -> throw BadValue.of("invalid sign");
     }
     if (dscale > DSCALE_MAX) {
       throw BadValue.of("invalid display scale");

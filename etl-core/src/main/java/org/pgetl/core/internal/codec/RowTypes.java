@@ -29,11 +29,11 @@ final class RowTypes {
    * A composite type ({@code record_send}: int32 field count, then per field int32 type oid, int32
    * length or -1, bytes).
    */
-  static final class Record extends TextForms.Printed {
+  static final class Composite extends TextForms.Printed {
     private final TypeRegistry registry;
     private final boolean binaryOk;
 
-    Record(String label, TypeRegistry registry, boolean binaryOk) {
+    Composite(String label, TypeRegistry registry, boolean binaryOk) {
       super(label);
       this.registry = registry;
       this.binaryOk = binaryOk;

@@ -20,10 +20,10 @@ final class Scalars {
     Object text(byte[] b, int off, int len) {
       if (len == 1) {
         if (b[off] == 't') {
-          return Boolean.TRUE;
+          return true;
         }
         if (b[off] == 'f') {
-          return Boolean.FALSE;
+          return false;
         }
       }
       throw BadValue.of("expected t or f");
@@ -33,10 +33,10 @@ final class Scalars {
     Object binary(byte[] b, int off, int len) {
       Bytes.need(len, 1, "bool");
       if (b[off] == 1) {
-        return Boolean.TRUE;
+        return true;
       }
       if (b[off] == 0) {
-        return Boolean.FALSE;
+        return false;
       }
       throw BadValue.of("expected byte 0 or 1");
     }

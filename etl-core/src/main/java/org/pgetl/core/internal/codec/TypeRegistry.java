@@ -250,7 +250,7 @@ public final class TypeRegistry {
           for (int a : t.attributeTypeOids()) {
             ok &= build(a, depth + 1).canDecodeBinary();
           }
-          return new RowTypes.Record(label, this, ok);
+          return new RowTypes.Composite(label, this, ok);
         }
       case RANGE:
         return range(t, depth);
@@ -315,7 +315,7 @@ public final class TypeRegistry {
       case 604 -> new TextForms.Geometric(label, TextForms.Geometric.Shape.POLYGON);
       case 628 -> new TextForms.Geometric(label, TextForms.Geometric.Shape.LINE);
       case 718 -> new TextForms.Geometric(label, TextForms.Geometric.Shape.CIRCLE);
-      case 2249 -> new RowTypes.Record(label, this, true); // record: fields carry their oids
+      case 2249 -> new RowTypes.Composite(label, this, true); // record: fields carry their oids
       // reg* (names resolved through the catalog), aclitem, tsvector, tsquery, statistics types:
       // the binary form is not the text form
       default -> new Scalars.TextOnly(label);
@@ -324,8 +324,8 @@ public final class TypeRegistry {
 
   private static Map<Integer, TypeInfo> parseBuiltins() {
     Map<Integer, TypeInfo> map = new HashMap<>();
-    for (String line : BuiltinTypes.TABLE.split("\n")) {
-      String[] f = line.trim().split(" ");
+    for (String line : BuiltinTypes.TABLE.split("\n", -1)) {
+      String[] f = line.trim().split(" ", -1);
       if (f.length < 5) {
         continue;
       }

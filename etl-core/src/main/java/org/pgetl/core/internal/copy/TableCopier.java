@@ -204,6 +204,7 @@ public final class TableCopier {
       }
     }
 
+    @SuppressWarnings("try") // the StopSignal.Guard is held only for its close()
     private void copyPartitions(int worker) {
       ReplicatedTableSchema schema = source.schema();
       String what = "copy thread " + worker + " of " + schema.name();

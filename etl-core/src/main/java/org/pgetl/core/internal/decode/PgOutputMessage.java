@@ -503,7 +503,7 @@ public sealed interface PgOutputMessage
 
   /**
    * Message ({@code 'M'}): a message written with {@code pg_logical_emit_message}, sent when the
-   * stream was started with the {@code messages} option.
+   * stream was started with the pgoutput option messages.
    *
    * @param walStart see {@link PgOutputMessage#walStart()}
    * @param streamXid see {@link StreamableMessage#streamXid()}

@@ -133,6 +133,7 @@ final class ApplyWorker implements Runnable {
     }
   }
 
+  @SuppressWarnings("try") // the StopSignal.Guard is held only for its close()
   private void runOnce(Lsn[] progressed) {
     ctx.board.clearReceived(); // a new stream reads again from the durable point
     try (ReplicationConnection repl =

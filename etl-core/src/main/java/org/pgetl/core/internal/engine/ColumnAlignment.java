@@ -200,7 +200,8 @@ final class ColumnAlignment {
     } else if (s.previous != null) {
       ColumnSchema p = s.previous;
       before =
-          differences(p.name(), p.typeOid(), p.typeModifier(), c) + (s.previousPublished ? 0 : 2);
+          (long) differences(p.name(), p.typeOid(), p.typeModifier(), c)
+              + (s.previousPublished ? 0 : 2);
     } else if (s.attnum > maxPrevious) {
       before = 1; // added after the previous version
     } else {

@@ -100,7 +100,7 @@ final class MicrometerMetrics implements EngineMetrics {
                     .description("rows of the initial copy handed to the destination")
                     .tags(tags.and("table", t.toString()))
                     .register(registry))
-        .increment(n);
+        .increment((double) n);
     rowBytes
         .computeIfAbsent(
             table,
@@ -109,14 +109,14 @@ final class MicrometerMetrics implements EngineMetrics {
                     .baseUnit("bytes")
                     .tags(tags.and("table", t.toString()))
                     .register(registry))
-        .increment(bytes);
+        .increment((double) bytes);
   }
 
   @Override
   public void eventsDelivered(long changes, long markers, long bytes) {
-    eventsDelivered.increment(changes);
-    markersDelivered.increment(markers);
-    eventBytes.increment(bytes);
+    eventsDelivered.increment((double) changes);
+    markersDelivered.increment((double) markers);
+    eventBytes.increment((double) bytes);
   }
 
   @Override
@@ -139,7 +139,7 @@ final class MicrometerMetrics implements EngineMetrics {
 
   @Override
   public void eventsDiscarded(long events) {
-    discarded.increment(events);
+    discarded.increment((double) events);
   }
 
   @Override
@@ -162,7 +162,21 @@ final class MicrometerMetrics implements EngineMetrics {
                   .register(registry);
               return v;
             })
-        .set(state.ordinal());
+        .set(gaugeValue(state));
+  }
+
+  /** The documented value of the table-state gauge, independent of the enum's order. */
+  private static int gaugeValue(TableState.Type state) {
+    return switch (state) {
+      case INIT -> 0;
+      case DATA_SYNC -> 1;
+      case FINISHED_COPY -> 2;
+      case SYNC_WAIT -> 3;
+      case CATCHUP -> 4;
+      case SYNC_DONE -> 5;
+      case READY -> 6;
+      case ERRORED -> 7;
+    };
   }
 
   @Override

@@ -82,7 +82,7 @@ public final class StopSignal {
   public void request(Mode requested) {
     long now = System.nanoTime();
     requestedAtNanos.compareAndSet(0, now == 0 ? 1 : now);
-    mode.accumulateAndGet(requested, (a, b) -> a.ordinal() >= b.ordinal() ? a : b);
+    mode.accumulateAndGet(requested, (a, b) -> a.compareTo(b) >= 0 ? a : b);
     for (Runnable w : wakers) {
       w.run();
     }

@@ -7,8 +7,8 @@ package org.pgetl.core.internal.pg;
  *
  * @param attnum the column's {@code attnum}
  * @param dropped {@code attisdropped}: the column is gone (its name and type are then meaningless)
- * @param generated the column is generated ({@code attgenerated} not empty): pgoutput does not
- *     publish it (before PostgreSQL 18)
+ * @param generated the column is generated ({@code pg_attribute.attgenerated} not empty): pgoutput
+ *     does not publish it (before PostgreSQL 18)
  * @param name {@code attname}
  * @param typeOid {@code atttypid} (0 for a dropped column)
  * @param typeModifier {@code atttypmod}

@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.pgetl.PgConnectionConfig;
-import org.pgetl.PgConnectionConfig.Builder;
 import org.pgetl.PgConnectionConfig.SslMode;
 import org.pgetl.PgConnectionConfig.TargetServerType;
 import org.pgetl.error.ErrorKind;
@@ -33,7 +32,7 @@ public final class ConnectionUrl {
    * @return a builder; {@code build()} validates the fields
    * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} when the URL is malformed
    */
-  public static Builder parse(String url) {
+  public static PgConnectionConfig.Builder parse(String url) {
     if (url == null) {
       throw invalid("url must not be null");
     }
@@ -51,7 +50,7 @@ public final class ConnectionUrl {
               + Secrets.redactUrl(url)
               + "'");
     }
-    Builder b = PgConnectionConfig.builder();
+    PgConnectionConfig.Builder b = PgConnectionConfig.builder();
     String query = null;
     int q = rest.indexOf('?');
     if (q >= 0) {
@@ -117,7 +116,7 @@ public final class ConnectionUrl {
     return b;
   }
 
-  private static void applyQuery(Builder b, String query, String url) {
+  private static void applyQuery(PgConnectionConfig.Builder b, String query, String url) {
     Map<String, String> params = new LinkedHashMap<>();
     for (String pair : query.split("&", -1)) {
       if (pair.isEmpty()) {

@@ -596,7 +596,7 @@ public final class PgCatalog {
     if (text == null) {
       return out;
     }
-    for (String part : text.trim().split("\\s+")) {
+    for (String part : text.trim().split("\\s+", -1)) {
       if (!part.isEmpty()) {
         out.add(Integer.parseInt(part));
       }

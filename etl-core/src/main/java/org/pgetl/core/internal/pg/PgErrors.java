@@ -113,7 +113,7 @@ public final class PgErrors {
       case "55000" ->
           msg.contains("can no longer get changes from replication slot")
                   || (msg.contains("replication slot") && msg.contains("invalidated"))
-                  || (msg.contains("cannot read from logical replication slot"))
+                  || msg.contains("cannot read from logical replication slot")
               ? ErrorKind.REPLICATION_SLOT_INVALIDATED
               : ErrorKind.SOURCE_QUERY_FAILED;
       default -> {

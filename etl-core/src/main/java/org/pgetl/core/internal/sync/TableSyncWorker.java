@@ -136,6 +136,7 @@ final class TableSyncWorker {
     }
   }
 
+  @SuppressWarnings("try") // the StopSignal.Guard is held only for its close()
   private void sync() {
     PublishedTable published;
     ReplicatedTableSchema previous;
@@ -317,15 +318,16 @@ final class TableSyncWorker {
     }
     Outcome o = answer.get();
     switch (o.kind()) {
-      case SHUTDOWN:
+      case SHUTDOWN -> {
         LOG.info("pipeline {}: destination abandoned {}; stopping", pipelineId, what);
         ctx.shutdown.request();
         return false;
-      case FAILED:
-        throw o.error();
-      default:
+      }
+      case FAILED -> throw o.error();
+      default -> {
         DestinationCalls.requireDurable(o, required, what);
         return !stop.isRequested();
+      }
     }
   }
 
