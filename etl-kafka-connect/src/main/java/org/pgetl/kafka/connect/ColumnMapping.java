@@ -9,6 +9,7 @@ import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -108,8 +109,7 @@ final class ColumnMapping {
     int elementOid = ArrayTypes.elementOf(column.typeOid());
     boolean isArray = elementOid != 0 || column.typeName().endsWith("[]");
     if (isArray && arrays == ArrayMode.ARRAY) {
-      ColumnMapping element =
-          scalar(where, elementOid, column.typeModifier(), true, decimals, column.typeName());
+      ColumnMapping element = scalar(where, elementOid, column.typeModifier(), true, decimals);
       SchemaBuilder b = SchemaBuilder.array(element.schema);
       if (optional) {
         b.optional();
@@ -137,74 +137,62 @@ final class ColumnMapping {
     if (isArray) {
       return new ColumnMapping(string(optional, null), PgText::format);
     }
-    return scalar(where, column.typeOid(), column.typeModifier(), optional, decimals, null);
+    return scalar(where, column.typeOid(), column.typeModifier(), optional, decimals);
   }
 
   private static ColumnMapping scalar(
-      String where, int oid, int typmod, boolean optional, DecimalMode decimals, String arrayType) {
-    switch (oid) {
-      case 16:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_BOOLEAN_SCHEMA : Schema.BOOLEAN_SCHEMA, v -> v);
-      case 21:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_INT16_SCHEMA : Schema.INT16_SCHEMA, v -> v);
-      case 23:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_INT32_SCHEMA : Schema.INT32_SCHEMA, v -> v);
-      case 20, 26, 28, 29, 5069:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_INT64_SCHEMA : Schema.INT64_SCHEMA, v -> v);
-      case 700:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_FLOAT32_SCHEMA : Schema.FLOAT32_SCHEMA, v -> v);
-      case 701:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_FLOAT64_SCHEMA : Schema.FLOAT64_SCHEMA, v -> v);
-      case 17:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_BYTES_SCHEMA : Schema.BYTES_SCHEMA, v -> v);
-      case 1700:
-        return numeric(where, typmod, optional, decimals);
-      case 1082:
-        return new ColumnMapping(named(SchemaBuilder.int32(), DATE, optional), ColumnMapping::date);
-      case 1083:
-        return new ColumnMapping(
-            named(SchemaBuilder.int64(), MICRO_TIME, optional), ColumnMapping::time);
-      case 1114:
-        return new ColumnMapping(
-            named(SchemaBuilder.int64(), MICRO_TIMESTAMP, optional), ColumnMapping::timestamp);
-      case 1184:
-        return new ColumnMapping(string(optional, ZONED_TIMESTAMP), ColumnMapping::instant);
-      case 1266:
-        return new ColumnMapping(string(optional, ZONED_TIME), ColumnMapping::timeTz);
-      case 1186:
-        return new ColumnMapping(string(optional, INTERVAL), v -> interval((PgInterval) v));
-      case 2950:
-        return new ColumnMapping(string(optional, UUID_NAME), v -> ((UUID) v).toString());
-      case 114, 3802:
-        return new ColumnMapping(string(optional, JSON), v -> v);
-      case 142:
-        return new ColumnMapping(string(optional, XML), v -> v);
-      default:
+      String where, int oid, int typmod, boolean optional, DecimalMode decimals) {
+    return switch (oid) {
+      case 16 ->
+          new ColumnMapping(
+              optional ? Schema.OPTIONAL_BOOLEAN_SCHEMA : Schema.BOOLEAN_SCHEMA, v -> v);
+      case 21 ->
+          new ColumnMapping(optional ? Schema.OPTIONAL_INT16_SCHEMA : Schema.INT16_SCHEMA, v -> v);
+      case 23 ->
+          new ColumnMapping(optional ? Schema.OPTIONAL_INT32_SCHEMA : Schema.INT32_SCHEMA, v -> v);
+      case 20, 26, 28, 29, 5069 ->
+          new ColumnMapping(optional ? Schema.OPTIONAL_INT64_SCHEMA : Schema.INT64_SCHEMA, v -> v);
+      case 700 ->
+          new ColumnMapping(
+              optional ? Schema.OPTIONAL_FLOAT32_SCHEMA : Schema.FLOAT32_SCHEMA, v -> v);
+      case 701 ->
+          new ColumnMapping(
+              optional ? Schema.OPTIONAL_FLOAT64_SCHEMA : Schema.FLOAT64_SCHEMA, v -> v);
+      case 17 ->
+          new ColumnMapping(optional ? Schema.OPTIONAL_BYTES_SCHEMA : Schema.BYTES_SCHEMA, v -> v);
+      case 1700 -> numeric(where, typmod, optional, decimals);
+      case 1082 ->
+          new ColumnMapping(named(SchemaBuilder.int32(), DATE, optional), ColumnMapping::date);
+      case 1083 ->
+          new ColumnMapping(
+              named(SchemaBuilder.int64(), MICRO_TIME, optional), ColumnMapping::time);
+      case 1114 ->
+          new ColumnMapping(
+              named(SchemaBuilder.int64(), MICRO_TIMESTAMP, optional), ColumnMapping::timestamp);
+      case 1184 -> new ColumnMapping(string(optional, ZONED_TIMESTAMP), ColumnMapping::instant);
+      case 1266 -> new ColumnMapping(string(optional, ZONED_TIME), ColumnMapping::timeTz);
+      case 1186 -> new ColumnMapping(string(optional, INTERVAL), v -> interval((PgInterval) v));
+      case 2950 -> new ColumnMapping(string(optional, UUID_NAME), v -> ((UUID) v).toString());
+      case 114, 3802 -> new ColumnMapping(string(optional, JSON), v -> v);
+      case 142 -> new ColumnMapping(string(optional, XML), v -> v);
+      default -> {
         // text types, enums, network and geometric types, ranges, domains, extension types: their
         // text form (the Java value is that String already, or PgText prints it)
-        return new ColumnMapping(
+        yield new ColumnMapping(
             string(optional, null), v -> v instanceof String s ? s : PgText.format(v));
-    }
+      }
+    };
   }
 
   private static ColumnMapping numeric(
       String where, int typmod, boolean optional, DecimalMode mode) {
-    switch (mode) {
-      case STRING:
-        return new ColumnMapping(string(optional, null), Object::toString);
-      case DOUBLE:
-        return new ColumnMapping(
-            optional ? Schema.OPTIONAL_FLOAT64_SCHEMA : Schema.FLOAT64_SCHEMA,
-            v -> numericDouble((PgNumeric) v));
-      default:
-        break;
+    if (mode == DecimalMode.STRING) {
+      return new ColumnMapping(string(optional, null), Object::toString);
+    }
+    if (mode == DecimalMode.DOUBLE) {
+      return new ColumnMapping(
+          optional ? Schema.OPTIONAL_FLOAT64_SCHEMA : Schema.FLOAT64_SCHEMA,
+          v -> numericDouble((PgNumeric) v));
     }
     int scale = numericScale(typmod);
     if (scale >= 0) {
@@ -300,7 +288,8 @@ final class ColumnMapping {
       return Long.MIN_VALUE;
     }
     return Math.addExact(
-        Math.multiplyExact(t.toEpochSecond(ZoneOffset.UTC), 1_000_000L), t.getNano() / 1000);
+        Math.multiplyExact(t.toEpochSecond(ZoneOffset.UTC), 1_000_000L),
+        t.get(ChronoField.MICRO_OF_SECOND));
   }
 
   /** ISO-8601 in UTC, {@code 2024-01-31T10:15:30.123456Z}; {@code infinity}, {@code -infinity}. */

@@ -222,7 +222,7 @@ final class ConnectDestination implements Destination {
    * one.
    */
   void acknowledged(SourceRecord record, RecordMetadata metadata) {
-    if (record instanceof Record r) {
+    if (record instanceof TrackedRecord r) {
       acknowledgedRecords.incrementAndGet();
       heldRecords.decrementAndGet();
       Write w = r.write;
@@ -295,15 +295,16 @@ final class ConnectDestination implements Destination {
     public void add(
         String topic, Schema keySchema, Object key, Schema valueSchema, Object value, long ts) {
       records.add(
-          new Record(this, sourcePartition, offset, topic, keySchema, key, valueSchema, value, ts));
+          new TrackedRecord(
+              this, sourcePartition, offset, topic, keySchema, key, valueSchema, value, ts));
     }
   }
 
   /** A source record that knows its write, so that its acknowledgement can count it. */
-  static final class Record extends SourceRecord {
+  static final class TrackedRecord extends SourceRecord {
     private final Write write;
 
-    private Record(
+    private TrackedRecord(
         Write write,
         Map<String, ?> partition,
         Map<String, ?> offset,

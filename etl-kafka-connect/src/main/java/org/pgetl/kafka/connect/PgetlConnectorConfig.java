@@ -9,7 +9,6 @@ import java.util.Map;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
-import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigDef.Width;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
@@ -164,7 +163,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
     int o = 0;
     d.define(
         CONNECTION_URL,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         ConfigDef.NO_DEFAULT_VALUE,
         new ConfigDef.NonEmptyString(),
         Importance.HIGH,
@@ -177,7 +176,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Source URL");
     d.define(
         CONNECTION_USER,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         null,
         Importance.HIGH,
         "The role to log in as (it needs REPLICATION and SELECT on the published tables);"
@@ -188,7 +187,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "User");
     d.define(
         CONNECTION_PASSWORD,
-        Type.PASSWORD,
+        ConfigDef.Type.PASSWORD,
         null,
         Importance.HIGH,
         "The role's password; overrides the URL's. Use a config provider (${file:...}) to keep it"
@@ -200,7 +199,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
     o = 0;
     d.define(
         PUBLICATIONS,
-        Type.LIST,
+        ConfigDef.Type.LIST,
         ConfigDef.NO_DEFAULT_VALUE,
         Importance.HIGH,
         "The publications to replicate. Each is one pipeline, run by one task: tasks.max must be"
@@ -212,7 +211,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Publications");
     d.define(
         PIPELINE_ID,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         ConfigDef.NO_DEFAULT_VALUE,
         Importance.HIGH,
         "The pipeline id (1-40 characters of [a-z0-9_]); it names the replication slots and scopes"
@@ -224,7 +223,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Pipeline id");
     d.define(
         COPY_MODE,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         "all",
         ConfigDef.ValidString.in("all", "none", "only", "except"),
         Importance.MEDIUM,
@@ -236,7 +235,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Copy mode");
     d.define(
         COPY_TABLES,
-        Type.LIST,
+        ConfigDef.Type.LIST,
         "",
         Importance.MEDIUM,
         "Tables for copy.mode=only or except, as schema.table (SQL quoting allowed).",
@@ -247,7 +246,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
     o = 0;
     d.define(
         STORE_URL,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         null,
         Importance.MEDIUM,
         "Where pgetl keeps table states and progress: a jdbc:postgresql:// URL; empty means the"
@@ -259,7 +258,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Store URL");
     d.define(
         STORE_USER,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         null,
         Importance.LOW,
         "The store's role; overrides the store URL's user.",
@@ -269,7 +268,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Store user");
     d.define(
         STORE_PASSWORD,
-        Type.PASSWORD,
+        ConfigDef.Type.PASSWORD,
         null,
         Importance.LOW,
         "The store role's password.",
@@ -279,7 +278,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Store password");
     d.define(
         STORE_SCHEMA,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         "etl",
         Importance.LOW,
         "The schema of the store's tables, created when missing.",
@@ -290,7 +289,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
     o = 0;
     d.define(
         TOPIC_PREFIX,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         null,
         Importance.HIGH,
         "The ${prefix} of topic.pattern; the pipeline.id when empty.",
@@ -300,7 +299,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Topic prefix");
     d.define(
         TOPIC_PATTERN,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         DEFAULT_TOPIC_PATTERN,
         new ConfigDef.NonEmptyString(),
         Importance.MEDIUM,
@@ -312,7 +311,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Topic pattern");
     d.define(
         TOMBSTONES_ON_DELETE,
-        Type.BOOLEAN,
+        ConfigDef.Type.BOOLEAN,
         true,
         Importance.MEDIUM,
         "Follow each delete with a tombstone (the key and a null value), so that log compaction"
@@ -323,7 +322,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Tombstones");
     d.define(
         TRUNCATE_HANDLING,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         "skip",
         ConfigDef.ValidString.in("skip", "include"),
         Importance.LOW,
@@ -335,7 +334,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Truncates");
     d.define(
         DECIMAL_HANDLING_MODE,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         "precise",
         ConfigDef.ValidString.in("precise", "string", "double"),
         Importance.MEDIUM,
@@ -348,7 +347,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Decimals");
     d.define(
         ARRAY_HANDLING_MODE,
-        Type.STRING,
+        ConfigDef.Type.STRING,
         "array",
         ConfigDef.ValidString.in("array", "string"),
         Importance.LOW,
@@ -361,7 +360,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
     o = 0;
     d.define(
         BATCH_MAX_BYTES,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_BATCH_MAX_BYTES,
         Importance.LOW,
         "The most bytes (estimated) one batch of copied rows or events holds.",
@@ -371,7 +370,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Batch bytes");
     d.define(
         BATCH_MAX_FILL_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_BATCH_MAX_FILL.toMillis(),
         Importance.LOW,
         "The longest a partly filled batch waits for more data while data keeps coming.",
@@ -381,7 +380,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Batch fill");
     d.define(
         MAX_IN_FLIGHT_WRITES,
-        Type.INT,
+        ConfigDef.Type.INT,
         PipelineConfig.DEFAULT_MAX_IN_FLIGHT_WRITES,
         Importance.LOW,
         "How many batches of one stream may wait for Kafka's acknowledgement at once; reading"
@@ -392,7 +391,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Writes in flight");
     d.define(
         MAX_TABLE_SYNC_WORKERS,
-        Type.INT,
+        ConfigDef.Type.INT,
         PipelineConfig.DEFAULT_MAX_TABLE_SYNC_WORKERS,
         Importance.LOW,
         "How many tables are copied at once; each holds a replication slot while it syncs.",
@@ -402,7 +401,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Tables copied at once");
     d.define(
         COPY_CONNECTIONS_PER_TABLE,
-        Type.INT,
+        ConfigDef.Type.INT,
         PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
         Importance.LOW,
         "How many connections copy one table in parallel (ctid ranges of one snapshot).",
@@ -412,7 +411,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Copy connections");
     d.define(
         PGOUTPUT_BINARY,
-        Type.BOOLEAN,
+        ConfigDef.Type.BOOLEAN,
         false,
         Importance.LOW,
         "Ask pgoutput for binary values (PostgreSQL 14+).",
@@ -422,7 +421,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "pgoutput binary");
     d.define(
         STATUS_INTERVAL_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_STATUS_INTERVAL.toMillis(),
         Importance.LOW,
         "The longest time between two status updates to the server.",
@@ -432,7 +431,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Status interval");
     d.define(
         SHUTDOWN_TIMEOUT_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         DEFAULT_SHUTDOWN_TIMEOUT_MS,
         Importance.LOW,
         "How long a stopping task waits for Kafka's acknowledgements of records already sent;"
@@ -443,7 +442,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Shutdown timeout");
     d.define(
         RETRY_DELAY_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_RETRY_DELAY.toMillis(),
         Importance.LOW,
         "The delay before the first timed retry of a failed table or stream.",
@@ -453,7 +452,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Retry delay");
     d.define(
         RETRY_MAX_DELAY_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_RETRY_MAX_DELAY.toMillis(),
         Importance.LOW,
         "The longest delay between two timed retries.",
@@ -463,7 +462,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Retry max delay");
     d.define(
         RETRY_MAX_ATTEMPTS,
-        Type.INT,
+        ConfigDef.Type.INT,
         PipelineConfig.DEFAULT_RETRY_MAX_ATTEMPTS,
         Importance.LOW,
         "Timed retries before a failure needs an operator.",
@@ -473,7 +472,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Retry attempts");
     d.define(
         LEASE_CHECK_INTERVAL_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_LEASE_CHECK_INTERVAL.toMillis(),
         Importance.LOW,
         "How often the running task confirms its pipeline's lease, and how often a task waiting"
@@ -484,7 +483,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Lease check");
     d.define(
         TAKEOVER_DELAY_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_TAKEOVER_DELAY.toMillis(),
         Importance.LOW,
         "How long a task that took a lease its holder did not release waits before it acts;"
@@ -495,7 +494,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Takeover delay");
     d.define(
         LIFECYCLE_POLL_INTERVAL_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_LIFECYCLE_POLL_INTERVAL.toMillis(),
         Importance.LOW,
         "How often the operator's lifecycle row and table requests are read.",
@@ -505,7 +504,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Lifecycle poll");
     d.define(
         POLL_MAX_RECORDS,
-        Type.INT,
+        ConfigDef.Type.INT,
         DEFAULT_POLL_MAX_RECORDS,
         ConfigDef.Range.atLeast(1),
         Importance.LOW,
@@ -516,7 +515,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "Poll records");
     d.define(
         POLL_TIMEOUT_MS,
-        Type.LONG,
+        ConfigDef.Type.LONG,
         DEFAULT_POLL_TIMEOUT_MS,
         ConfigDef.Range.between(1, 60_000),
         Importance.LOW,

@@ -47,6 +47,7 @@ final class StreamSpool implements AutoCloseable {
   static final int HEADER_BYTES = 4 + 8;
 
   /** One change read back from a spool file. */
+  @SuppressWarnings("ArrayRecordComponent") // internal, read once by the replay, never compared
   record Change(Lsn walStart, byte[] message) {}
 
   private final class Txn {
