@@ -50,18 +50,18 @@ import org.pgetl.testkit.WithPostgres;
  *
  * <p>The lease settings are the defaults (check every 1 s, takeover delay 3 s); {@code
  * -Dpgetl.instances.leaseCheck=500ms -Dpgetl.instances.takeoverDelay=1500ms} tries others. Each
- * round starts a child JVM and waits for it to stand by, 20 to 50 s on a busy two-core machine, so
- * the test takes two to five minutes; {@code -Dpgetl.instances.kills=3 -Dpgetl.instances.deploys=5}
- * runs more.
+ * round (two kills, then five rolling deploys) starts a child JVM and waits for it to stand by,
+ * about 15 s on an idle two-core machine and 20 to 50 s on a busy one, so the test takes two to six
+ * minutes; {@code -Dpgetl.instances.kills=N -Dpgetl.instances.deploys=N} runs other counts.
  */
 @WithPostgres
-@Timeout(value = 8, unit = TimeUnit.MINUTES)
+@Timeout(value = 12, unit = TimeUnit.MINUTES)
 class SeveralInstancesIT {
   private static final String PIPELINE = "ha";
   private static final String APPLY_SLOT = "pgetl_apply_" + PIPELINE;
   private static final String APPLY_NAME = "pgetl:apply:" + PIPELINE;
   private static final int KILLS = Integer.getInteger("pgetl.instances.kills", 2);
-  private static final int DEPLOYS = Integer.getInteger("pgetl.instances.deploys", 2);
+  private static final int DEPLOYS = Integer.getInteger("pgetl.instances.deploys", 5);
   private static final Duration LEASE_CHECK =
       Converters.duration(System.getProperty("pgetl.instances.leaseCheck", "1s"));
   private static final Duration TAKEOVER_DELAY =
