@@ -4,7 +4,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -42,12 +45,14 @@ public final class ConnectBenchmark {
   /**
    * Runs the harness.
    *
-   * @param args the copied rows (default 200000) and the streamed rows (default 100000)
+   * @param args the copied rows (default 200000), the streamed rows (default 100000) and the rounds
+   *     (default 3; the order of the two connectors alternates from round to round)
    * @throws Exception on failure
    */
   public static void main(String[] args) throws Exception {
     int copyRows = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
     int streamRows = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
+    int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
     boolean debezium = onClassPath(DEBEZIUM);
     try (EmbeddedPostgres pg =
         EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s").start()) {
@@ -69,32 +74,54 @@ public final class ConnectBenchmark {
           "CREATE PUBLICATION pub_stream FOR TABLE bench_stream");
       EmbeddedConnectCluster cluster = ConnectHarness.start("pgetl-bench", 1);
       try {
-        double pgetlCopy =
-            copy(cluster, "pgetl-copy", pgetl(pg, "bcopy", "pub_copy", "all"), copyRows);
-        double dbzCopy =
-            debezium
-                ? copy(
-                    cluster, "dbz-copy", debezium(pg, "dbz_copy", "pub_copy", "initial"), copyRows)
-                : Double.NaN;
-        double pgetlStream =
-            streaming(
-                cluster,
-                pg,
-                "pgetl-stream",
-                pgetl(pg, "bstream", "pub_stream", "none"),
-                streamRows);
-        double dbzStream =
-            debezium
-                ? streaming(
-                    cluster,
-                    pg,
-                    "dbz-stream",
-                    debezium(pg, "dbz_stream", "pub_stream", "no_data"),
-                    streamRows)
-                : Double.NaN;
+        List<Double> pgetlCopy = new ArrayList<>();
+        List<Double> dbzCopy = new ArrayList<>();
+        List<Double> pgetlStream = new ArrayList<>();
+        List<Double> dbzStream = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+          // the order alternates: the first connector of a round also warms the JVM and the broker
+          boolean pgetlFirst = r % 2 == 0;
+          for (int turn = 0; turn < 2; turn++) {
+            if (pgetlFirst == (turn == 0)) {
+              pgetlCopy.add(
+                  copy(
+                      cluster,
+                      "pgetl-copy-" + r,
+                      pgetl(pg, "bcopy" + r, "pub_copy", "all"),
+                      copyRows));
+            } else if (debezium) {
+              dbzCopy.add(
+                  copy(
+                      cluster,
+                      "dbz-copy-" + r,
+                      debezium(pg, "dbz_copy" + r, "pub_copy", "initial"),
+                      copyRows));
+            }
+          }
+          for (int turn = 0; turn < 2; turn++) {
+            if (pgetlFirst == (turn == 0)) {
+              pgetlStream.add(
+                  streaming(
+                      cluster,
+                      pg,
+                      "pgetl-stream-" + r,
+                      pgetl(pg, "bstream" + r, "pub_stream", "none"),
+                      streamRows));
+            } else if (debezium) {
+              dbzStream.add(
+                  streaming(
+                      cluster,
+                      pg,
+                      "dbz-stream-" + r,
+                      debezium(pg, "dbz_stream" + r, "pub_stream", "no_data"),
+                      streamRows));
+            }
+          }
+        }
         System.out.println();
-        report("copy (" + copyRows + " rows, 6 columns)", pgetlCopy, dbzCopy);
-        report("streaming (" + streamRows + "-row tx)", pgetlStream, dbzStream);
+        System.out.printf(Locale.ROOT, "%d rounds, medians:%n", rounds);
+        report("copy (" + copyRows + " rows, 6 columns)", median(pgetlCopy), median(dbzCopy));
+        report("streaming (" + streamRows + "-row tx)", median(pgetlStream), median(dbzStream));
         if (!debezium) {
           System.out.println(
               "Debezium's connector is not on the class path: run with -Pbench to compare");
@@ -103,6 +130,16 @@ public final class ConnectBenchmark {
         cluster.stop();
       }
     }
+  }
+
+  private static double median(List<Double> rates) {
+    if (rates.isEmpty()) {
+      return Double.NaN;
+    }
+    List<Double> sorted = new ArrayList<>(rates);
+    Collections.sort(sorted);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 
   private static void report(String what, double pgetl, double debezium) {
