@@ -482,8 +482,9 @@ class SeveralInstancesIT {
         java.util.Set<Long> streaming = new java.util.TreeSet<>();
         for (List<String> row : rows) {
           if (row.get(0).equals("holder")) {
-            Matcher m = HOLDER_PID.matcher(row.get(1));
-            holder = m.find() ? Long.parseLong(m.group(1)) : -1;
+            // null between the first lock of a fresh lease row and the update that names its holder
+            Matcher m = row.get(1) == null ? null : HOLDER_PID.matcher(row.get(1));
+            holder = m == null ? 0 : m.find() ? Long.parseLong(m.group(1)) : -1;
           } else if (row.get(1) != null && owners.containsKey(Integer.parseInt(row.get(1)))) {
             streaming.add(owners.get(Integer.parseInt(row.get(1))));
           }
