@@ -5,6 +5,7 @@ import org.pgetl.Shutdown;
 import org.pgetl.core.internal.engine.EngineMetrics;
 import org.pgetl.core.internal.engine.ErrorLog;
 import org.pgetl.core.internal.engine.StopSignal;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.Destination;
 import org.pgetl.store.PipelineStore;
 
@@ -20,6 +21,7 @@ import org.pgetl.store.PipelineStore;
  *     requests it)
  * @param errors the pipeline's failures (a failure of the spool stops the pipeline)
  * @param spool where streamed in-progress transactions wait for their commit
+ * @param ticker where the loops read time
  */
 public record LoopEnv(
     PipelineConfig config,
@@ -29,7 +31,8 @@ public record LoopEnv(
     StopSignal stop,
     Shutdown shutdown,
     ErrorLog errors,
-    SpoolFolder spool) {
+    SpoolFolder spool,
+    Ticker ticker) {
 
   /**
    * Returns the same environment with another stop signal (a table-sync worker's own).
@@ -38,6 +41,6 @@ public record LoopEnv(
    * @return the environment
    */
   public LoopEnv withStop(StopSignal other) {
-    return new LoopEnv(config, store, destination, metrics, other, shutdown, errors, spool);
+    return new LoopEnv(config, store, destination, metrics, other, shutdown, errors, spool, ticker);
   }
 }

@@ -25,6 +25,7 @@ import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.core.internal.sync.TableStateMachine;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.DestinationTableMetadataStore;
@@ -72,6 +73,7 @@ public final class Engine {
   /** What a stop waits for beyond {@code shutdownTimeout}: slot drops, a last status update. */
   static final Duration STOP_MARGIN = Duration.ofSeconds(10);
 
+  private final Ticker ticker;
   private final PipelineConfig config;
   private final PipelineStore store;
   private final Destination destination;
@@ -127,6 +129,27 @@ public final class Engine {
       Destination destination,
       EngineMetrics metrics,
       Shutdown shutdown) {
+    this(config, store, destination, metrics, shutdown, Ticker.system());
+  }
+
+  /**
+   * Creates an engine that reads time from {@code ticker}.
+   *
+   * @param config the configuration
+   * @param store the store (scoped to the same pipeline id)
+   * @param destination the destination
+   * @param metrics where to report
+   * @param shutdown the pipeline's shutdown handle
+   * @param ticker where every part of the engine reads time
+   */
+  public Engine(
+      PipelineConfig config,
+      PipelineStore store,
+      Destination destination,
+      EngineMetrics metrics,
+      Shutdown shutdown,
+      Ticker ticker) {
+    this.ticker = ticker;
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -883,7 +906,8 @@ public final class Engine {
             settings,
             errors,
             board,
-            spool);
+            spool,
+            ticker);
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);

@@ -9,6 +9,7 @@ import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.pg.StreamOptions;
 import org.pgetl.core.internal.sync.SyncPool;
 import org.pgetl.core.internal.sync.TableStateMachine;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.Destination;
 import org.pgetl.model.Lsn;
 import org.pgetl.store.PipelineStore;
@@ -31,6 +32,7 @@ public final class EngineContext {
   public final SyncPool pool;
   public final ErrorLog errors;
   public final StatusBoard board;
+  public final Ticker ticker;
   private volatile String resyncReason;
 
   /** Table changes for the apply worker to carry out ({@link ApplyStreamRole#tick}). */
@@ -49,7 +51,8 @@ public final class EngineContext {
       StreamSettings streams,
       ErrorLog errors,
       StatusBoard board,
-      SpoolFolder spool) {
+      SpoolFolder spool,
+      Ticker ticker) {
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -61,7 +64,9 @@ public final class EngineContext {
     this.streams = streams;
     this.errors = errors;
     this.board = board;
-    this.env = new LoopEnv(config, store, destination, metrics, stop, shutdown, errors, spool);
+    this.ticker = ticker;
+    this.env =
+        new LoopEnv(config, store, destination, metrics, stop, shutdown, errors, spool, ticker);
     this.pool = new SyncPool(this);
   }
 
