@@ -36,6 +36,14 @@ final class ConnectHarness {
 
   /** Starts a broker and {@code workers} distributed workers with JSON converters. */
   static EmbeddedConnectCluster start(String name, int workers) {
+    return start(name, workers, Map.of());
+  }
+
+  /**
+   * Starts a broker and {@code workers} distributed workers with JSON converters, plus {@code
+   * extra} worker properties.
+   */
+  static EmbeddedConnectCluster start(String name, int workers, Map<String, String> extra) {
     Map<String, String> props = new HashMap<>();
     // the connector is on the class path with a service manifest: no reflective scan
     props.put(WorkerConfig.PLUGIN_DISCOVERY_CONFIG, "service_load");
@@ -44,6 +52,7 @@ final class ConnectHarness {
     props.put(WorkerConfig.OFFSET_COMMIT_INTERVAL_MS_CONFIG, "1000");
     // a stopped worker's tasks move at once (a lost one's after a second)
     props.put(DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_CONFIG, "1000");
+    props.putAll(extra);
     EmbeddedConnectCluster cluster =
         new EmbeddedConnectCluster.Builder()
             .name(name)
