@@ -74,6 +74,16 @@ class ApplyLoopTest {
     return events.stream().map(Event::kind).toList();
   }
 
+  /** Every write but the last reached {@code max} bytes with its last event, and not before. */
+  private static void assertCutAtLimit(List<ScriptedDestination.Write> writes, long max) {
+    for (ScriptedDestination.Write w : writes.subList(0, writes.size() - 1)) {
+      long bytes = w.events().stream().mapToLong(EventSizes::estimate).sum();
+      long last = EventSizes.estimate(w.events().get(w.events().size() - 1));
+      assertThat(bytes).as("a cut batch reached the limit").isGreaterThanOrEqualTo(max);
+      assertThat(bytes - last).as("and was cut at the event that reached it").isLessThan(max);
+    }
+  }
+
   // ---- batching triggers
 
   @Test
@@ -106,12 +116,7 @@ class ApplyLoopTest {
 
     List<ScriptedDestination.Write> writes = h.destination.writes();
     assertThat(writes).hasSizeGreaterThan(2);
-    for (ScriptedDestination.Write w : writes.subList(0, writes.size() - 1)) {
-      long bytes = w.events().stream().mapToLong(EventSizes::estimate).sum();
-      long last = EventSizes.estimate(w.events().get(w.events().size() - 1));
-      assertThat(bytes).as("a cut batch reached the limit").isGreaterThanOrEqualTo(max);
-      assertThat(bytes - last).as("and was cut at the event that reached it").isLessThan(max);
-    }
+    assertCutAtLimit(writes, max);
     assertThat(kinds(h.destination.events()))
         .hasSize(values.length + 3)
         .startsWith(Kind.BEGIN, Kind.RELATION)
@@ -141,6 +146,50 @@ class ApplyLoopTest {
             Kind.BEGIN, Kind.RELATION, Kind.INSERT, Kind.INSERT, Kind.INSERT, Kind.INSERT);
     assertThat(second.kinds()).containsExactly(Kind.INSERT, Kind.COMMIT);
     await().untilAsserted(() -> assertThat(h.source.flushed()).isEqualTo(Lsn.of(0x1108)));
+  }
+
+  @Test
+  void aStreamedTransactionIsDeliveredFromTheSpoolInBatchesAtItsCommit() throws Exception {
+    long max = 4_000;
+    harness(ScriptedDestination.Policy.DURABLE, b -> b.batchMaxBytes(max)).streaming();
+    long xid = 900;
+    h.source.message(PgOutput.streamStart(xid, true), Lsn.of(0x1000));
+    h.source.message(PgOutput.relation(TABLE, "items", xid), Lsn.of(0x1000));
+    for (int i = 1; i <= 6; i++) {
+      h.source.message(PgOutput.insert(TABLE, i, "s".repeat(900), xid), Lsn.of(0x1000 + i));
+    }
+    h.source.message(PgOutput.streamStop(), Lsn.of(0x1010));
+    // a transaction committed while the streamed one runs goes out first
+    Lsn otherEnd = transaction(h.source, 0x2000, true, "r");
+    h.source.message(PgOutput.streamStart(xid, false), Lsn.of(0x3000));
+    for (int i = 7; i <= 12; i++) {
+      h.source.message(PgOutput.insert(TABLE, i, "s".repeat(900), xid), Lsn.of(0x3000 + i));
+    }
+    h.source.message(PgOutput.streamStop(), Lsn.of(0x3010));
+    Lsn commit = Lsn.of(0x4000);
+    Lsn end = Lsn.of(0x4008);
+    h.source.message(PgOutput.streamCommit(xid, commit, end), commit);
+    h.start();
+    await().untilAsserted(() -> assertThat(h.source.flushed()).isEqualTo(end));
+
+    List<Event> events = h.destination.events();
+    assertThat(kinds(events.subList(0, 4)))
+        .containsExactly(Kind.BEGIN, Kind.RELATION, Kind.INSERT, Kind.COMMIT);
+    List<Event> streamed = events.subList(4, events.size());
+    assertThat(kinds(streamed))
+        .hasSize(15)
+        .startsWith(Kind.BEGIN, Kind.RELATION)
+        .endsWith(Kind.COMMIT);
+    assertThat(streamed).extracting(Event::commitLsn).containsOnly(commit);
+    assertThat(streamed.subList(2, 14)).extracting(Event::txOrdinal).isSorted().startsWith(1L);
+    assertThat(h.destination.writes()).hasSizeGreaterThan(2);
+    assertCutAtLimit(h.destination.writes(), max);
+    // durable progress moved at the two commits only
+    assertThat(h.source.confirmed()).containsExactly(otherEnd, end);
+    h.close();
+    try (var files = java.nio.file.Files.walk(spool)) {
+      assertThat(files.filter(f -> f.toString().endsWith(".spool"))).isEmpty();
+    }
   }
 
   // ---- acknowledgements

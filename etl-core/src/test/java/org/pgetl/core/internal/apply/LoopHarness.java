@@ -47,6 +47,7 @@ final class LoopHarness {
   private final PipelineConfig config;
   private final Path spoolDir;
   private final CompletableFuture<ApplyLoop.Exit> exit = new CompletableFuture<>();
+  private boolean streaming;
 
   LoopHarness(
       Path spoolDir,
@@ -69,6 +70,12 @@ final class LoopHarness {
     this.config = settings.apply(b).build();
   }
 
+  /** Decodes protocol version 2 with streamed in-progress transactions (before {@link #start}). */
+  LoopHarness streaming() {
+    streaming = true;
+    return this;
+  }
+
   /** Starts the loop on its own thread (which owns it and the source). */
   LoopHarness start() {
     LoopEnv env =
@@ -82,6 +89,7 @@ final class LoopHarness {
             errors,
             new SpoolFolder(spoolDir, config.spoolMaxBytes(), config.pipelineId()),
             ticker);
+    boolean streamed = streaming;
     Thread t =
         new Thread(
             () -> {
@@ -91,7 +99,9 @@ final class LoopHarness {
                         env,
                         new AllTablesRole(),
                         source,
-                        new PgOutputDecoder(1, StreamingMode.OFF),
+                        streamed
+                            ? new PgOutputDecoder(2, StreamingMode.ON)
+                            : new PgOutputDecoder(1, StreamingMode.OFF),
                         new MessageResolver(),
                         start);
                 exit.complete(loop.run());

@@ -5,14 +5,14 @@ import java.nio.charset.StandardCharsets;
 import org.pgetl.model.Lsn;
 
 /**
- * pgoutput messages of protocol version 1, written the way the server writes them, for scripted
- * streams. Values are sent in text form.
+ * pgoutput messages of protocol versions 1 and 2, written the way the server writes them, for
+ * scripted streams. Values are sent in text form.
  */
 final class PgOutput {
   static final int INT4 = 23;
   static final int TEXT = 25;
 
-  /** Microseconds since 2000-01-01 of 2026-01-01T00:00:00Z. */
+  /** A fixed commit time, in microseconds since 2000-01-01. */
   private static final long COMMIT_TIME = 820_454_400_000_000L;
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -36,7 +36,13 @@ final class PgOutput {
 
   /** A RELATION of {@code public.<name>} with a key column {@code id int4} and {@code v text}. */
   static byte[] relation(long oid, String name) {
+    return relation(oid, name, 0);
+  }
+
+  /** The same RELATION inside a stream block of transaction {@code xid} (0: outside any block). */
+  static byte[] relation(long oid, String name, long xid) {
     return new PgOutput('R')
+        .xid(xid)
         .i32((int) oid)
         .str("public")
         .str(name)
@@ -55,13 +61,44 @@ final class PgOutput {
 
   /** An INSERT into a relation of {@link #relation}. */
   static byte[] insert(long oid, int id, String v) {
+    return insert(oid, id, v, 0);
+  }
+
+  /** The same INSERT inside a stream block of transaction {@code xid} (0: outside any block). */
+  static byte[] insert(long oid, int id, String v, long xid) {
     return new PgOutput('I')
+        .xid(xid)
         .i32((int) oid)
         .u8('N')
         .i16(2)
         .text(Integer.toString(id))
         .text(v)
         .bytes();
+  }
+
+  /** Stream Start of a block of transaction {@code xid} (protocol 2). */
+  static byte[] streamStart(long xid, boolean first) {
+    return new PgOutput('S').i32((int) xid).u8(first ? 1 : 0).bytes();
+  }
+
+  /** Stream Stop. */
+  static byte[] streamStop() {
+    return new PgOutput('E').bytes();
+  }
+
+  /** Stream Commit of transaction {@code xid}. */
+  static byte[] streamCommit(long xid, Lsn commitLsn, Lsn endLsn) {
+    return new PgOutput('c')
+        .i32((int) xid)
+        .u8(0)
+        .i64(commitLsn.value())
+        .i64(endLsn.value())
+        .i64(COMMIT_TIME)
+        .bytes();
+  }
+
+  private PgOutput xid(long xid) {
+    return xid == 0 ? this : i32((int) xid);
   }
 
   private PgOutput text(String s) {
