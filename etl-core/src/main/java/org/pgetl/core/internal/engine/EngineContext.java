@@ -103,6 +103,7 @@ public final class EngineContext {
         .withMessages(streams.messages())
         .withBinary(streams.binary())
         .withStreaming(streams.streaming())
-        .withStatusInterval(config.statusInterval());
+        .withStatusInterval(config.statusInterval())
+        .withTicker(ticker);
   }
 }

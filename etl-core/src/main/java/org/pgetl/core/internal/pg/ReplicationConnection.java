@@ -417,7 +417,8 @@ public final class ReplicationConnection implements AutoCloseable {
               interval.toNanos(),
               options.feedbackDelay().toNanos(),
               (int) Math.min(Integer.MAX_VALUE, options.closeTimeout().toMillis()),
-              idleBackoff);
+              idleBackoff,
+              options.ticker());
       return stream;
     } catch (SQLException e) {
       throw PgErrors.map(

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
-import java.util.function.LongSupplier;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One logical replication stream, owned by one thread: it reads the next {@code XLogData} payload,
  * tracks the last received LSN, and sends standby status updates with the flush LSN the caller
- * reports.
+ * reports. It is the server's {@link MessageSource}; it reads time from the {@link Ticker} of its
+ * {@link StreamOptions} (status intervals, feedback delay, read bounds) and waits by parking.
  *
  * <h2>Threads</h2>
  *
@@ -56,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * flush LSN advances (rate-limited by the feedback delay), on {@link #forceStatusUpdate()}, and at
  * {@link #close()}.
  */
-public final class ReplicationStream implements AutoCloseable {
+public final class ReplicationStream implements MessageSource {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicationStream.class);
 
   private final PGReplicationStream stream;
@@ -66,7 +67,7 @@ public final class ReplicationStream implements AutoCloseable {
   private final long feedbackDelayNanos;
   private final int closeTimeoutMillis;
   private final IdleBackoff backoff;
-  private final LongSupplier clock;
+  private final Ticker ticker;
   private final LongConsumer parker;
 
   private final AtomicReference<Thread> owner = new AtomicReference<>();
@@ -91,7 +92,7 @@ public final class ReplicationStream implements AutoCloseable {
       long feedbackDelayNanos,
       int closeTimeoutMillis,
       IdleBackoff backoff,
-      LongSupplier clock,
+      Ticker ticker,
       LongConsumer parker) {
     this.stream = Objects.requireNonNull(stream, "stream");
     this.connection = connection;
@@ -100,7 +101,7 @@ public final class ReplicationStream implements AutoCloseable {
     this.feedbackDelayNanos = feedbackDelayNanos;
     this.closeTimeoutMillis = closeTimeoutMillis;
     this.backoff = Objects.requireNonNull(backoff, "backoff");
-    this.clock = clock;
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.parker = parker;
     this.lastReceived = startLsn.value();
     // Nothing before the start LSN is ours to hold back, but nothing is confirmed by us yet
@@ -108,7 +109,7 @@ public final class ReplicationStream implements AutoCloseable {
     // slot's confirmed_flush_lsn backwards).
     this.flushRequested = new AtomicLong(0);
     this.flushGivenToDriver = 0;
-    this.lastStatusSentNanos = clock.getAsLong();
+    this.lastStatusSentNanos = ticker.nanoTime();
   }
 
   static ReplicationStream create(
@@ -119,7 +120,8 @@ public final class ReplicationStream implements AutoCloseable {
       long statusIntervalNanos,
       long feedbackDelayNanos,
       int closeTimeoutMillis,
-      IdleBackoff backoff) {
+      IdleBackoff backoff,
+      Ticker ticker) {
     return new ReplicationStream(
         stream,
         connection,
@@ -129,7 +131,7 @@ public final class ReplicationStream implements AutoCloseable {
         feedbackDelayNanos,
         closeTimeoutMillis,
         backoff,
-        System::nanoTime,
+        ticker,
         LockSupport::parkNanos);
   }
 
@@ -142,10 +144,11 @@ public final class ReplicationStream implements AutoCloseable {
    * @return the payload, positioned at the message's first byte, or null
    * @throws EtlException when the stream fails, of the kind {@link PgErrors} decides
    */
+  @Override
   public ByteBuffer readNext(long maxWaitNanos) {
     checkOwner();
     checkOpen();
-    long deadline = clock.getAsLong() + Math.max(0, maxWaitNanos);
+    long deadline = ticker.nanoTime() + Math.max(0, maxWaitNanos);
     while (true) {
       ByteBuffer buf;
       try {
@@ -163,7 +166,7 @@ public final class ReplicationStream implements AutoCloseable {
       if (Long.compareUnsigned(seen, lastReceived) > 0) {
         lastReceived = seen;
       }
-      long now = clock.getAsLong();
+      long now = ticker.nanoTime();
       if (buf != null) {
         lastMessageLsn = seen;
         idleRounds = 0;
@@ -194,6 +197,7 @@ public final class ReplicationStream implements AutoCloseable {
    *
    * @return the start LSN of the last message
    */
+  @Override
   public Lsn lastMessageLsn() {
     return Lsn.of(lastMessageLsn);
   }
@@ -206,6 +210,7 @@ public final class ReplicationStream implements AutoCloseable {
    *
    * @return the last received LSN, at least the start LSN
    */
+  @Override
   public Lsn lastReceivedLsn() {
     return Lsn.of(lastReceived);
   }
@@ -218,6 +223,7 @@ public final class ReplicationStream implements AutoCloseable {
    * @param lsn the flushed position
    * @return true when the flush LSN moved forward
    */
+  @Override
   public boolean advanceFlushed(Lsn lsn) {
     long v = lsn.value();
     while (true) {
@@ -249,10 +255,11 @@ public final class ReplicationStream implements AutoCloseable {
    * @return true when an update was sent
    * @throws EtlException when the update cannot be sent
    */
+  @Override
   public boolean sendStatusIfDue() {
     checkOwner();
     checkOpen();
-    return sendStatusIfDue(clock.getAsLong());
+    return sendStatusIfDue(ticker.nanoTime());
   }
 
   /**
@@ -261,10 +268,11 @@ public final class ReplicationStream implements AutoCloseable {
    *
    * @throws EtlException when the update cannot be sent
    */
+  @Override
   public void forceStatusUpdate() {
     checkOwner();
     checkOpen();
-    sendStatus(clock.getAsLong());
+    sendStatus(ticker.nanoTime());
   }
 
   /**
@@ -292,6 +300,7 @@ public final class ReplicationStream implements AutoCloseable {
    *
    * @return the slot name
    */
+  @Override
   public String slotName() {
     return slotName;
   }

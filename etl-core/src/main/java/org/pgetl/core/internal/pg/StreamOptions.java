@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import org.pgetl.core.internal.decode.StreamingMode;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -28,6 +29,7 @@ import org.pgetl.model.Lsn;
  *     rate limit, so that many small durable writes do not each send an update)
  * @param closeTimeout the longest {@link ReplicationStream#close()} waits for the server to end the
  *     stream
+ * @param ticker where the stream reads time for its status-update pacing and its read bounds
  */
 public record StreamOptions(
     String slotName,
@@ -39,7 +41,8 @@ public record StreamOptions(
     StreamingMode streaming,
     Duration statusInterval,
     Duration feedbackDelay,
-    Duration closeTimeout) {
+    Duration closeTimeout,
+    Ticker ticker) {
 
   /**
    * The default status interval: well inside the server's default 60 s {@code wal_sender_timeout}.
@@ -78,6 +81,7 @@ public record StreamOptions(
           ErrorKind.CONFIG_ERROR, "feedbackDelay must be >= 0, was " + feedbackDelay);
     }
     requirePositive(closeTimeout, "closeTimeout");
+    Objects.requireNonNull(ticker, "ticker");
   }
 
   private static void requirePositive(Duration d, String field) {
@@ -89,7 +93,7 @@ public record StreamOptions(
 
   /**
    * Returns options with the defaults: highest protocol, no messages, text tuples, no streaming,
-   * status every 10 s.
+   * status every 10 s, the system ticker.
    *
    * @param slotName the slot
    * @param startLsn the start LSN
@@ -107,7 +111,8 @@ public record StreamOptions(
         StreamingMode.OFF,
         DEFAULT_STATUS_INTERVAL,
         DEFAULT_FEEDBACK_DELAY,
-        DEFAULT_CLOSE_TIMEOUT);
+        DEFAULT_CLOSE_TIMEOUT,
+        Ticker.system());
   }
 
   /**
@@ -127,7 +132,8 @@ public record StreamOptions(
         streaming,
         statusInterval,
         feedbackDelay,
-        closeTimeout);
+        closeTimeout,
+        ticker);
   }
 
   /**
@@ -147,7 +153,8 @@ public record StreamOptions(
         streaming,
         statusInterval,
         feedbackDelay,
-        closeTimeout);
+        closeTimeout,
+        ticker);
   }
 
   /**
@@ -167,7 +174,8 @@ public record StreamOptions(
         streaming,
         statusInterval,
         feedbackDelay,
-        closeTimeout);
+        closeTimeout,
+        ticker);
   }
 
   /**
@@ -187,7 +195,8 @@ public record StreamOptions(
         s,
         statusInterval,
         feedbackDelay,
-        closeTimeout);
+        closeTimeout,
+        ticker);
   }
 
   /**
@@ -207,7 +216,8 @@ public record StreamOptions(
         streaming,
         d,
         feedbackDelay,
-        closeTimeout);
+        closeTimeout,
+        ticker);
   }
 
   /**
@@ -227,7 +237,29 @@ public record StreamOptions(
         streaming,
         statusInterval,
         d,
-        closeTimeout);
+        closeTimeout,
+        ticker);
+  }
+
+  /**
+   * Returns a copy that reads time from another ticker.
+   *
+   * @param t the ticker
+   * @return the new options
+   */
+  public StreamOptions withTicker(Ticker t) {
+    return new StreamOptions(
+        slotName,
+        startLsn,
+        publicationNames,
+        protoVersion,
+        messages,
+        binary,
+        streaming,
+        statusInterval,
+        feedbackDelay,
+        closeTimeout,
+        t);
   }
 
   /**

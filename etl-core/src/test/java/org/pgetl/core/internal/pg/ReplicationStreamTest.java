@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteBuffer;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -118,9 +120,19 @@ class ReplicationStreamTest {
     }
   }
 
-  static final class FakeClock {
+  static final class FakeClock implements Ticker {
     long now = 1_000 * MS;
     final List<Long> parks = new ArrayList<>();
+
+    @Override
+    public long nanoTime() {
+      return now;
+    }
+
+    @Override
+    public Instant now() {
+      return Instant.EPOCH.plusNanos(now);
+    }
 
     void park(long nanos) {
       parks.add(nanos);
@@ -141,7 +153,7 @@ class ReplicationStreamTest {
         feedbackDelayMs * MS,
         1000,
         IdleBackoff.DEFAULT,
-        () -> clock.now,
+        clock,
         clock::park);
   }
 
