@@ -21,7 +21,9 @@ import org.pgetl.error.EtlException;
  *     replication slots ({@code pgetl_apply_<id>}) and scopes every stored row
  * @param publication the publication to replicate; it must exist on the source
  * @param source how to reach the source database
- * @param batchMaxBytes the most bytes (estimated) a batch of rows or events holds
+ * @param batchMaxBytes the most bytes (estimated) a batch of events holds; the connections of one
+ *     table's copy share it as the heap of their decoded rows, each batch of rows holding at most
+ *     {@code batchMaxBytes / copyConnectionsPerTable}
  * @param batchMaxFill the longest a partly filled batch waits for more data while data keeps coming
  *     (a batch is sent at once when the stream has nothing more to read)
  * @param maxInFlightWrites how many {@code writeEvents} calls of one stream may wait for their
@@ -434,7 +436,8 @@ public record PipelineConfig(
     }
 
     /**
-     * Sets the most bytes a batch holds (default 8 MiB).
+     * Sets the most bytes (estimated) a batch holds (default 8 MiB); a table's copy connections
+     * share it, counted as the heap of their decoded rows.
      *
      * @param value bytes, > 0
      * @return this builder

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.core.internal.copy.CopyPlanner;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
@@ -23,6 +24,7 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.model.Event;
 import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.TableState;
 import org.pgetl.testkit.EmbeddedPostgres;
@@ -64,6 +66,8 @@ public final class EndToEndBenchmark {
   private static final int LATENCY_SAMPLES = 300;
   private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
   private static final boolean LARGE_ONLY = "large".equals(System.getProperty("pgetl.bench.only"));
+  private static final boolean COPY_ONLY = "copy".equals(System.getProperty("pgetl.bench.only"));
+  private static final int TOAST_ROWS = Integer.getInteger("pgetl.bench.toastRows", 100_000);
   private static final String DECODING_WORK_MEM = System.getProperty("pgetl.bench.decodingWorkMem");
   private static final String ROW_VALUES =
       "g, g % 500, 'customer ' || g || ' of the benchmark', g * 1.25,"
@@ -80,6 +84,16 @@ public final class EndToEndBenchmark {
    */
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
+    System.out.printf(
+        Locale.ROOT,
+        "JVM %s, max heap %d MiB, %d CPUs, load average %.2f; library defaults"
+            + " (copyConnectionsPerTable %d, batch.maxBytes %d MiB)%n",
+        System.getProperty("java.vm.version"),
+        Runtime.getRuntime().maxMemory() >> 20,
+        Runtime.getRuntime().availableProcessors(),
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+        PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+        PipelineConfig.DEFAULT_BATCH_MAX_BYTES >> 20);
     EmbeddedPostgres.Builder server =
         EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s");
     if (DECODING_WORK_MEM != null) {
@@ -118,6 +132,14 @@ public final class EndToEndBenchmark {
                 + COPY_ROWS
                 + ") g",
             "VACUUM ANALYZE bench_copy",
+            // 2 kB of text a row, stored out of line: a row's heap is mostly its text
+            "CREATE TABLE bench_toast (id int8 PRIMARY KEY, body text)",
+            "ALTER TABLE bench_toast ALTER COLUMN body SET STORAGE EXTERNAL",
+            "INSERT INTO bench_toast SELECT g, repeat(md5(g::text), 64) FROM generate_series(1, "
+                + TOAST_ROWS
+                + ") g",
+            "VACUUM ANALYZE bench_toast",
+            "CREATE PUBLICATION pub_toast FOR TABLE bench_toast",
             "CREATE TABLE bench_stream (id int8 PRIMARY KEY, qty int4, name text,"
                 + " price numeric(12,2), created timestamptz, attrs jsonb)",
             "CREATE TABLE bench_latency (id int8 PRIMARY KEY, v text)",
@@ -125,33 +147,118 @@ public final class EndToEndBenchmark {
             "CREATE PUBLICATION pub_stream FOR TABLE bench_stream, bench_latency");
       }
       List<Double> rawCopy = new ArrayList<>();
+      List<Double> rawParallel = new ArrayList<>();
       List<Double> etlCopy = new ArrayList<>();
+      List<Double> firstRow = new ArrayList<>();
+      List<Double> rawToast = new ArrayList<>();
+      List<Double> etlToast = new ArrayList<>();
       List<Double> rawStream = new ArrayList<>();
       List<Double> etlStream = new ArrayList<>();
+      long copyHeap = 0;
+      long toastHeap = 0;
+      long copyLive = 0;
+      long toastLive = 0;
+      HeapWatch heap = HeapWatch.start();
       for (int r = 0; r < rounds; r++) {
         rawCopy.add(rawCopy(pg));
-        etlCopy.add(pgetlCopy(source, "copy" + r));
+        rawParallel.add(rawParallelCopy(pg, "bench_copy"));
+        double[] c = pgetlCopy(source, "copy" + r, "pub_copy", COPY_ROWS, heap);
+        etlCopy.add(c[0]);
+        firstRow.add(c[1]);
+        copyHeap = Math.max(copyHeap, (long) c[2]);
+        copyLive = Math.max(copyLive, (long) c[3]);
+        rawToast.add(rawParallelCopy(pg, "bench_toast"));
+        double[] t = pgetlCopy(source, "toast" + r, "pub_toast", TOAST_ROWS, heap);
+        etlToast.add(t[0]);
+        toastHeap = Math.max(toastHeap, (long) t[2]);
+        toastLive = Math.max(toastLive, (long) t[3]);
+        System.out.printf(
+            Locale.ROOT,
+            "round %d: copy raw 1 connection %.0f rows/s, raw %d connections %.0f rows/s, pgetl"
+                + " %.0f rows/s (first row after %.0f ms, live heap %d MiB, after any GC %d MiB);"
+                + " 2 kB-text copy raw %.0f rows/s, pgetl %.0f rows/s (live heap %d MiB, after"
+                + " any GC %d MiB)%n",
+            r + 1,
+            rawCopy.get(r),
+            PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+            rawParallel.get(r),
+            etlCopy.get(r),
+            firstRow.get(r),
+            (long) c[3] >> 20,
+            (long) c[2] >> 20,
+            rawToast.get(r),
+            etlToast.get(r),
+            (long) t[3] >> 20,
+            (long) t[2] >> 20);
+        if (COPY_ONLY) {
+          continue;
+        }
         double[] s = streaming(pg, source, "stream" + r, r % 2 == 0);
         rawStream.add(s[0]);
         etlStream.add(s[1]);
         System.out.printf(
             Locale.ROOT,
-            "round %d: copy raw %.0f rows/s, pgetl %.0f rows/s; streaming raw %.0f rows/s,"
-                + " pgetl %.0f rows/s%n",
+            "round %d: streaming raw %.0f rows/s, pgetl %.0f rows/s%n",
             r + 1,
-            rawCopy.get(r),
-            etlCopy.get(r),
             rawStream.get(r),
             etlStream.get(r));
       }
-      double[] latency = latency(pg, source);
+      long maxHeap = Runtime.getRuntime().maxMemory() >> 20;
       System.out.println();
       System.out.printf(
           Locale.ROOT,
-          "copy (1M rows, 6 columns):   pgjdbc alone %s rows/s, pgetl %s rows/s, ratio %.2f%n",
+          "copy (1M rows, 6 columns):   pgjdbc alone, 1 connection %s rows/s; %d connections over"
+              + " pgetl's ctid ranges %s rows/s; pgetl %s rows/s; ratios %.2f and %.2f%n",
           fmt(median(rawCopy)),
+          PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+          fmt(median(rawParallel)),
           fmt(median(etlCopy)),
-          median(etlCopy) / median(rawCopy));
+          median(etlCopy) / median(rawCopy),
+          median(etlCopy) / median(rawParallel));
+      System.out.printf(
+          Locale.ROOT,
+          "  from start() to the first copied row %.0f ms (median); live heap (after a full GC"
+              + " mid-copy) at most %d MiB, heap after any GC at most %d MiB (of %d MiB max)%n",
+          median(firstRow),
+          copyLive >> 20,
+          copyHeap >> 20,
+          maxHeap);
+      System.out.printf(
+          Locale.ROOT,
+          "copy (%d rows of 2 kB text): pgjdbc alone, %d connections %s rows/s; pgetl %s rows/s;"
+              + " ratio %.2f; live heap at most %d MiB, heap after any GC at most %d MiB%n",
+          TOAST_ROWS,
+          PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+          fmt(median(rawToast)),
+          fmt(median(etlToast)),
+          median(etlToast) / median(rawToast),
+          toastLive >> 20,
+          toastHeap >> 20);
+      String copySummary =
+          String.format(
+              Locale.ROOT,
+              "copy %s rows/s = %.2fx raw 1-conn, %.2fx raw %d-conn, first row %.0f ms, live heap"
+                  + " %d MiB; 2kB-text copy %.2fx raw %d-conn, live heap %d MiB",
+              fmt(median(etlCopy)),
+              median(etlCopy) / median(rawCopy),
+              median(etlCopy) / median(rawParallel),
+              PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+              median(firstRow),
+              copyLive >> 20,
+              median(etlToast) / median(rawToast),
+              PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE,
+              toastLive >> 20);
+      if (COPY_ONLY) {
+        System.out.printf(
+            Locale.ROOT,
+            "SUMMARY -Xmx%dm load %.2f: %s%n",
+            maxHeap,
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                .getSystemLoadAverage(),
+            copySummary);
+        return;
+      }
+      double[] latency = latency(pg, source);
       System.out.printf(
           Locale.ROOT,
           "streaming (500k-row tx):     pgjdbc alone %s rows/s, pgetl %s rows/s, ratio %.2f%n",
@@ -164,7 +271,16 @@ public final class EndToEndBenchmark {
           latency[0],
           latency[1],
           LATENCY_SAMPLES);
-      largeTransactions(pg, source, rounds);
+      String large = largeTransactions(pg, source, rounds);
+      System.out.printf(
+          Locale.ROOT,
+          "SUMMARY -Xmx%dm load %.2f: %s; streaming %.2fx raw; latency median %.2f ms; %s%n",
+          maxHeap,
+          java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+          copySummary,
+          median(etlStream) / median(rawStream),
+          latency[0],
+          large);
     }
   }
 
@@ -174,8 +290,8 @@ public final class EndToEndBenchmark {
    * Times one large transaction per round and protocol, written while the pipeline runs, and prints
    * the medians; rounds alternate which protocol goes first.
    */
-  private static void largeTransactions(EmbeddedPostgres pg, PgConnectionConfig source, int rounds)
-      throws Exception {
+  private static String largeTransactions(
+      EmbeddedPostgres pg, PgConnectionConfig source, int rounds) throws Exception {
     List<Double> plainRate = new ArrayList<>();
     List<Double> streamRate = new ArrayList<>();
     List<Double> plainFirst = new ArrayList<>();
@@ -228,6 +344,12 @@ public final class EndToEndBenchmark {
         plainHeap >> 20,
         streamHeap >> 20,
         Runtime.getRuntime().maxMemory() >> 20);
+    return String.format(
+        Locale.ROOT,
+        "large tx streaming %.2fx protocol 1, heap %d/%d MiB",
+        median(streamRate) / median(plainRate),
+        streamHeap >> 20,
+        plainHeap >> 20);
   }
 
   /**
@@ -416,20 +538,143 @@ public final class EndToEndBenchmark {
     }
   }
 
-  private static double pgetlCopy(PgConnectionConfig source, String id) throws Exception {
-    CountingDestination dest = new CountingDestination(COPY_ROWS, 0);
+  /**
+   * Reads a table with {@link PipelineConfig#DEFAULT_COPY_CONNECTIONS_PER_TABLE} connections, each
+   * importing one exported snapshot, over the ctid ranges pgetl's planner makes of it, counting
+   * rows; returns rows per second from the first COPY to the last row.
+   */
+  private static double rawParallelCopy(EmbeddedPostgres pg, String table) throws Exception {
+    int connections = PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE;
+    try (Connection coordinator = connect(pg, "bench")) {
+      coordinator.setAutoCommit(false);
+      coordinator.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      String snapshot;
+      long oid;
+      long blocks;
+      long rows;
+      try (Statement st = coordinator.createStatement();
+          java.sql.ResultSet rs =
+              st.executeQuery(
+                  "SELECT pg_export_snapshot(), c.oid::bigint, c.reltuples::float8,"
+                      + " pg_relation_size(c.oid) / current_setting('block_size')::bigint"
+                      + " FROM pg_class c WHERE c.oid = '"
+                      + table
+                      + "'::regclass")) {
+        rs.next();
+        snapshot = rs.getString(1);
+        oid = rs.getLong(2);
+        rows = (long) rs.getDouble(3);
+        blocks = rs.getLong(4);
+      }
+      java.util.concurrent.ConcurrentLinkedQueue<CopyPlanner.Partition> ranges =
+          new java.util.concurrent.ConcurrentLinkedQueue<>(
+              CopyPlanner.plan(
+                  List.of(new CopyPlanner.TableSize(new TableId(oid), blocks, rows)), connections));
+      List<Connection> conns = new ArrayList<>();
+      try {
+        for (int i = 0; i < connections; i++) {
+          Connection c = connect(pg, "bench");
+          conns.add(c);
+          c.setAutoCommit(false);
+          exec(
+              c,
+              "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+              "SET TRANSACTION SNAPSHOT '" + snapshot + "'");
+        }
+        AtomicLong counted = new AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<Exception> failed =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        long start = System.nanoTime();
+        for (Connection c : conns) {
+          Thread t =
+              new Thread(
+                  () -> {
+                    try {
+                      CopyPlanner.Partition p;
+                      while ((p = ranges.poll()) != null) {
+                        String where = p.ctidPredicate();
+                        CopyOut out =
+                            c.unwrap(PGConnection.class)
+                                .getCopyAPI()
+                                .copyOut(
+                                    "COPY (SELECT * FROM ONLY "
+                                        + table
+                                        + (where.isEmpty() ? "" : " WHERE " + where)
+                                        + ") TO STDOUT (FORMAT binary)");
+                        long n = -1; // the last message is the trailer
+                        while (out.readFromCopy() != null) {
+                          n++;
+                        }
+                        counted.addAndGet(n);
+                      }
+                    } catch (SQLException e) {
+                      failed.compareAndSet(null, e);
+                    }
+                  });
+          threads.add(t);
+          t.start();
+        }
+        for (Thread t : threads) {
+          t.join();
+        }
+        long nanos = System.nanoTime() - start;
+        if (failed.get() != null) {
+          throw failed.get();
+        }
+        return counted.get() * 1e9 / nanos;
+      } finally {
+        for (Connection c : conns) {
+          c.close();
+        }
+        coordinator.commit();
+      }
+    }
+  }
+
+  /**
+   * Copies a published table with the library's defaults; returns rows per second from {@code
+   * start()} to the last row (less the pauses of the probes below), milliseconds from {@code
+   * start()} to the first row, the peak heap after any GC while it ran, and the live heap: the
+   * greatest heap in use right after a full collection that this thread asks for when a quarter,
+   * half and three quarters of the rows arrived.
+   */
+  private static double[] pgetlCopy(
+      PgConnectionConfig source, String id, String publication, long rows, HeapWatch heap)
+      throws Exception {
+    CountingDestination dest = new CountingDestination(rows, 0);
     MemoryStore store = new MemoryStore(id);
     PipelineConfig config =
-        PipelineConfig.builder().pipelineId(id).publication("pub_copy").source(source).build();
+        PipelineConfig.builder().pipelineId(id).publication(publication).source(source).build();
+    System.gc();
+    heap.reset();
+    java.lang.management.MemoryMXBean memory =
+        java.lang.management.ManagementFactory.getMemoryMXBean();
     try (Pipeline p = Pipeline.create(config, store, dest)) {
       long start = System.nanoTime();
       p.start();
-      if (!dest.copied.await(10, TimeUnit.MINUTES)) {
-        throw new IllegalStateException("copy did not finish");
+      long probes = 0;
+      long live = 0;
+      int nextProbe = 1;
+      long deadline = start + TimeUnit.MINUTES.toNanos(10);
+      while (!dest.copied.await(5, TimeUnit.MILLISECONDS)) {
+        if (nextProbe <= 3 && dest.rows.get() >= rows * nextProbe / 4) {
+          long before = System.nanoTime();
+          System.gc();
+          live = Math.max(live, memory.getHeapMemoryUsage().getUsed());
+          probes += System.nanoTime() - before;
+          nextProbe++;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("copy did not finish");
+        }
       }
-      long nanos = dest.copyDoneNanos.get() - start;
+      long nanos = dest.copyDoneNanos.get() - start - probes;
+      long peak = heap.peak();
       waitReady(store);
-      return COPY_ROWS * 1e9 / nanos;
+      return new double[] {
+        rows * 1e9 / nanos, (dest.firstRowNanos.get() - start) / 1e6, peak, live
+      };
     }
   }
 
@@ -567,6 +812,7 @@ public final class EndToEndBenchmark {
     final AtomicLong rows = new AtomicLong();
     final AtomicLong inserts = new AtomicLong();
     final AtomicLong copyDoneNanos = new AtomicLong();
+    final AtomicLong firstRowNanos = new AtomicLong();
     final AtomicLong streamDoneNanos = new AtomicLong();
     final AtomicLong lastInsertNanos = new AtomicLong();
     final AtomicLong firstInsertNanos = new AtomicLong();
@@ -593,6 +839,9 @@ public final class EndToEndBenchmark {
     @Override
     public void writeTableRows(
         ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+      if (write instanceof TableCopyWrite.Batch) {
+        firstRowNanos.compareAndSet(0, System.nanoTime());
+      }
       if (write instanceof TableCopyWrite.Batch b
           && rows.addAndGet(b.rows().size()) >= copyTarget
           && copyTarget > 0

@@ -7,21 +7,25 @@ import static org.pgetl.engine.PipelineHarness.name;
 import static org.pgetl.engine.PipelineHarness.sourceRows;
 import static org.pgetl.engine.PipelineHarness.start;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.model.TableRow;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.DestinationCall;
 import org.pgetl.testkit.destination.DestinationOperation;
 import org.pgetl.testkit.destination.RecordingDestination;
 
 /**
  * A copy of a million rows with four connections, beside two small tables copied in parallel; the
- * destination must equal the source. It tests the engine, not the store, so it runs once.
+ * destination must equal the source, and no copy batch holds more than the connection's share of
+ * {@code batchMaxBytes}. It tests the engine, not the store, so it runs once.
  */
 @WithPostgres
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
@@ -62,6 +66,19 @@ class LargeCopyIT {
                   .distinct()
                   .count())
           .isEqualTo(4);
+      // the four connections share batchMaxBytes: a batch is cut once its decoded rows reach a
+      // quarter of it, so only the row that crossed the budget may pass it
+      long budget = cfg.batchMaxBytes() / 4;
+      List<DestinationCall> batches =
+          dest.calls(DestinationOperation.WRITE_TABLE_ROWS).stream()
+              .filter(c -> c.touches(name("big")) && !c.rows().isEmpty())
+              .toList();
+      assertThat(batches).hasSizeGreaterThan(4);
+      for (DestinationCall c : batches) {
+        List<TableRow> rows = c.rows();
+        long held = rows.stream().mapToLong(TableRow::sizeHintBytes).sum();
+        assertThat(held - rows.get(rows.size() - 1).sizeHintBytes()).isLessThan(budget);
+      }
       assertThat(dest.violations()).isEmpty();
     }
   }

@@ -79,7 +79,7 @@ public final class CopyBinaryParser extends CopyRowParser {
       throw malformed("binary", "row has " + count + " columns, expected " + n);
     }
     Object[] values = new Object[n];
-    long size = 16 + 8L * n;
+    long size = rowOverhead(n);
     for (int col = 0; col < n; col++) {
       if (end - p < 4) {
         throw malformed("binary", "truncated field length in column " + (col + 1));
@@ -98,7 +98,7 @@ public final class CopyBinaryParser extends CopyRowParser {
       } catch (EtlException e) {
         throw inColumn(col, e);
       }
-      size += sizeOf(flen);
+      size += codecs[col].heapEstimate(flen);
       p += flen;
     }
     if (p != end) {

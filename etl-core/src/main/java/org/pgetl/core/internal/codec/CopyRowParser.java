@@ -60,7 +60,8 @@ public abstract sealed class CopyRowParser permits CopyTextParser, CopyBinaryPar
   }
 
   /**
-   * Returns an estimate of the memory the last parsed row takes, for {@link TableRow#wrap}.
+   * Returns an estimate of the heap the last parsed row takes once decoded (its values, their
+   * objects and the row itself), for {@link TableRow#wrap}.
    *
    * @return the estimate in bytes
    */
@@ -98,7 +99,12 @@ public abstract sealed class CopyRowParser permits CopyTextParser, CopyBinaryPar
         e.kind(), "column " + (col + 1) + ": " + e.description(), e.detail(), e);
   }
 
-  static long sizeOf(int len) {
-    return 24L + len;
+  /**
+   * The heap of a row without its values: the TableRow, its Object[] and the batch's reference to
+   * it. Added to the values' {@link ValueCodec#heapEstimate}, it bounds copy batches by the memory
+   * their rows take once decoded, not by their wire bytes.
+   */
+  static long rowOverhead(int columns) {
+    return 56 + 8L * columns;
   }
 }

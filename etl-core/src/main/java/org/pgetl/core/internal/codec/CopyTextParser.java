@@ -35,7 +35,7 @@ public final class CopyTextParser extends CopyRowParser {
       return null; // end-of-data marker
     }
     Object[] values = new Object[n];
-    long size = 16 + 8L * n;
+    long size = rowOverhead(n);
     if (n == 0) {
       if (end != off) {
         throw malformed("text", "row has columns, expected none");
@@ -69,13 +69,13 @@ public final class CopyTextParser extends CopyRowParser {
       try {
         if (!escaped) {
           values[col] = codecs[col].decodeText(m, start, flen);
-          size += sizeOf(flen);
+          size += codecs[col].heapEstimate(flen);
         } else if (flen == 2 && m[start + 1] == 'N') {
           values[col] = null;
         } else {
           int k = unescape(m, start, p);
           values[col] = codecs[col].decodeText(scratch, 0, k);
-          size += sizeOf(k);
+          size += codecs[col].heapEstimate(k);
         }
       } catch (EtlException e) {
         throw inColumn(col, e);

@@ -229,6 +229,12 @@ final class DateTimeCodecs {
       super(label);
     }
 
+    // a LocalDate
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -268,6 +274,12 @@ final class DateTimeCodecs {
       super(label);
     }
 
+    // a LocalTime
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -291,6 +303,12 @@ final class DateTimeCodecs {
   static final class TimeTz extends ValueCodec {
     TimeTz(String label) {
       super(label);
+    }
+
+    // an OffsetTime and its LocalTime (offsets are shared)
+    @Override
+    long heapEstimate(int len) {
+      return 2L * BOXED;
     }
 
     @Override
@@ -322,6 +340,12 @@ final class DateTimeCodecs {
   static final class Timestamp extends ValueCodec {
     Timestamp(String label) {
       super(label);
+    }
+
+    // a LocalDateTime: its LocalDate and LocalTime
+    @Override
+    long heapEstimate(int len) {
+      return 3L * BOXED;
     }
 
     @Override
@@ -361,6 +385,12 @@ final class DateTimeCodecs {
       super(label);
     }
 
+    // an Instant
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -398,6 +428,12 @@ final class DateTimeCodecs {
   static final class Interval extends ValueCodec {
     Interval(String label) {
       super(label);
+    }
+
+    // a PgInterval
+    @Override
+    long heapEstimate(int len) {
+      return 32;
     }
 
     @Override

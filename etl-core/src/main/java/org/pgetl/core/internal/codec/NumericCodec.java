@@ -9,8 +9,9 @@ import org.pgetl.model.PgNumeric;
  * The numeric type, as {@link PgNumeric} with the exact display scale.
  *
  * <p>Binary form ({@code numeric_send}): int16 ndigits, int16 weight, uint16 sign, uint16 dscale,
- * then ndigits base-10000 digits, the first one worth {@code 10000^weight}. Values with at most 18
- * decimal digits are built from a long; longer ones through a BigInteger.
+ * then ndigits base-10000 digits, the first one worth {@code 10000^weight}. The binary form is
+ * decoded without strings: the unscaled value is built from the base-10000 digits in a long when it
+ * fits (at least 16 significant digits), by multiply-add on a BigInteger otherwise.
  */
 final class NumericCodec extends ValueCodec {
   private static final int SIGN_POS = 0x0000;
@@ -20,6 +21,8 @@ final class NumericCodec extends ValueCodec {
   private static final int SIGN_NINF = 0xF000;
   private static final int DSCALE_MAX = 0x3FFF;
   private static final long[] POW10 = new long[19];
+  // the largest long that can take one more base-10000 digit without overflow
+  private static final long LONG_ROOM = (Long.MAX_VALUE - 9999) / 10000;
 
   static {
     POW10[0] = 1;
@@ -30,6 +33,12 @@ final class NumericCodec extends ValueCodec {
 
   NumericCodec(String label) {
     super(label);
+  }
+
+  // PgNumeric and its BigDecimal; beyond 16 digits also a BigInteger and its int[]
+  @Override
+  long heapEstimate(int len) {
+    return len <= 16 ? 64 : 112L + len;
   }
 
   @Override
@@ -131,33 +140,42 @@ final class NumericCodec extends ValueCodec {
       return PgNumeric.of(BigDecimal.valueOf(0, dscale));
     }
     int p = off + 8;
+    int sign10 = sign == SIGN_NEG ? -1 : 1;
     // the digits read as one integer have this decimal scale
     long accScale = 4L * (ndigits - 1 - weight);
-    if (ndigits <= 4) {
-      long acc = 0;
-      for (int k = 0; k < ndigits; k++) {
-        acc = acc * 10000 + digit(b, p + 2 * k);
-      }
+    // the leading base-10000 digits go into a long as long as another one fits: up to 16 decimal
+    // digits always, 20 when the first ones are small
+    long acc = 0;
+    int k = 0;
+    while (k < ndigits && acc <= LONG_ROOM) {
+      acc = acc * 10000 + digit(b, p + 2 * k);
+      k++;
+    }
+    if (k == ndigits) {
       long shift = dscale - accScale;
       if (shift >= 0 && shift < POW10.length && acc <= Long.MAX_VALUE / POW10[(int) shift]) {
-        long v = acc * POW10[(int) shift];
-        return PgNumeric.of(BigDecimal.valueOf(sign == SIGN_NEG ? -v : v, dscale));
+        return PgNumeric.of(BigDecimal.valueOf(sign10 * (acc * POW10[(int) shift]), dscale));
       }
       if (shift < 0 && -shift < POW10.length) {
-        long v = acc / POW10[(int) -shift]; // digits hidden by dscale are cut, as numeric_recv does
-        return PgNumeric.of(BigDecimal.valueOf(sign == SIGN_NEG ? -v : v, dscale));
+        // digits hidden by dscale are cut, as numeric_recv does
+        return PgNumeric.of(BigDecimal.valueOf(sign10 * (acc / POW10[(int) -shift]), dscale));
       }
+      return PgNumeric.of(
+          BigDecimal.valueOf(sign10 * acc, Math.toIntExact(accScale))
+              .setScale(dscale, RoundingMode.DOWN));
     }
-    char[] chars = new char[4 * ndigits];
-    for (int k = 0; k < ndigits; k++) {
-      int d = digit(b, p + 2 * k);
-      chars[4 * k] = (char) ('0' + d / 1000);
-      chars[4 * k + 1] = (char) ('0' + d / 100 % 10);
-      chars[4 * k + 2] = (char) ('0' + d / 10 % 10);
-      chars[4 * k + 3] = (char) ('0' + d % 10);
+    // more digits: multiply-add chunks of up to four base-10000 digits (10^16) into a BigInteger
+    BigInteger big = BigInteger.valueOf(acc);
+    while (k < ndigits) {
+      long chunk = 0;
+      long scaleOfChunk = 1;
+      for (int c = 0; c < 4 && k < ndigits; c++, k++) {
+        chunk = chunk * 10000 + digit(b, p + 2 * k);
+        scaleOfChunk *= 10000;
+      }
+      big = big.multiply(BigInteger.valueOf(scaleOfChunk)).add(BigInteger.valueOf(chunk));
     }
-    BigInteger acc = new BigInteger(new String(chars));
-    BigDecimal v = new BigDecimal(sign == SIGN_NEG ? acc.negate() : acc, Math.toIntExact(accScale));
+    BigDecimal v = new BigDecimal(sign10 < 0 ? big.negate() : big, Math.toIntExact(accScale));
     return PgNumeric.of(v.setScale(dscale, RoundingMode.DOWN));
   }
 

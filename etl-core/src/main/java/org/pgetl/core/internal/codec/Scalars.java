@@ -11,6 +11,12 @@ final class Scalars {
       super(label);
     }
 
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -47,6 +53,12 @@ final class Scalars {
       super(label);
     }
 
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -67,6 +79,12 @@ final class Scalars {
   static final class Int4 extends ValueCodec {
     Int4(String label) {
       super(label);
+    }
+
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
     }
 
     @Override
@@ -91,6 +109,12 @@ final class Scalars {
       super(label);
     }
 
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -112,6 +136,12 @@ final class Scalars {
   static final class UnsignedInt4 extends ValueCodec {
     UnsignedInt4(String label) {
       super(label);
+    }
+
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
     }
 
     @Override
@@ -138,6 +168,12 @@ final class Scalars {
   static final class Xid8 extends ValueCodec {
     Xid8(String label) {
       super(label);
+    }
+
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
     }
 
     @Override
@@ -172,6 +208,12 @@ final class Scalars {
       super(label);
     }
 
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -192,6 +234,12 @@ final class Scalars {
   static final class Float8 extends ValueCodec {
     Float8(String label) {
       super(label);
+    }
+
+    // a boxed primitive
+    @Override
+    long heapEstimate(int len) {
+      return BOXED;
     }
 
     @Override
@@ -242,6 +290,12 @@ final class Scalars {
       super(label);
     }
 
+    // a String of at most len one-byte (Latin-1) or len / 2 two-byte chars
+    @Override
+    long heapEstimate(int len) {
+      return STRING + len;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -262,6 +316,12 @@ final class Scalars {
   static final class VersionedText extends ValueCodec {
     VersionedText(String label) {
       super(label);
+    }
+
+    // a String of at most len one-byte (Latin-1) or len / 2 two-byte chars
+    @Override
+    long heapEstimate(int len) {
+      return STRING + len;
     }
 
     @Override
@@ -290,6 +350,12 @@ final class Scalars {
       super(label);
     }
 
+    // a String of at most len one-byte (Latin-1) or len / 2 two-byte chars
+    @Override
+    long heapEstimate(int len) {
+      return STRING + len;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return false;
@@ -309,6 +375,12 @@ final class Scalars {
   static final class Bytea extends ValueCodec {
     Bytea(String label) {
       super(label);
+    }
+
+    // a byte[]
+    @Override
+    long heapEstimate(int len) {
+      return 24L + len;
     }
 
     @Override
@@ -393,6 +465,12 @@ final class Scalars {
       super(label);
     }
 
+    // a String of at most len one-byte (Latin-1) or len / 2 two-byte chars
+    @Override
+    long heapEstimate(int len) {
+      return STRING + len;
+    }
+
     @Override
     public boolean canDecodeBinary() {
       return true;
@@ -430,6 +508,12 @@ final class Scalars {
   static final class Uuid extends ValueCodec {
     Uuid(String label) {
       super(label);
+    }
+
+    // a UUID: two longs
+    @Override
+    long heapEstimate(int len) {
+      return 32;
     }
 
     @Override

@@ -15,6 +15,12 @@ import org.pgetl.error.EtlException;
 public abstract class ValueCodec {
   private final String label;
 
+  /** The heap of a boxed primitive or a small value object (header and fields, aligned). */
+  static final long BOXED = 24;
+
+  /** The heap of an empty String: the String and its byte[]'s header, aligned. */
+  static final long STRING = 48;
+
   ValueCodec(String label) {
     this.label = label;
   }
@@ -108,6 +114,19 @@ public abstract class ValueCodec {
         ErrorKind.INVALID_DATA,
         "unknown value format '" + (char) (format & 0xFF) + "' for type " + label,
         "expected 't' (text) or 'b' (binary)");
+  }
+
+  /**
+   * Estimates the heap the decoded value of {@code len} bytes (in either form) takes, headers and
+   * referenced objects included, so that a batch of rows can be bounded by the memory it holds
+   * rather than by its wire bytes. The default suits the containers (arrays, records, ranges) and
+   * the types printed as text; the scalar codecs override it.
+   *
+   * @param len the value's length in bytes
+   * @return the estimate in bytes
+   */
+  long heapEstimate(int len) {
+    return 48 + 2L * len;
   }
 
   /** Decodes a text value; may throw {@link BadValue} or any runtime exception on bad input. */

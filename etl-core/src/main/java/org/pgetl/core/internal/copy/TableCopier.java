@@ -41,7 +41,11 @@ import org.slf4j.LoggerFactory;
  * Copies one published table from an exported snapshot, in parallel: each of up to {@code
  * copyConnectionsPerTable} threads imports the snapshot on its own connection and copies ctid
  * ranges with {@code COPY (SELECT ...) TO STDOUT (FORMAT binary)}, parsing rows straight into
- * batches bounded by bytes and time. Each batch is answered before its thread reads the next one.
+ * batches bounded by time and by the heap their decoded rows take: the threads share {@code
+ * batch.maxBytes}, each batch holding at most {@code batchMaxBytes / threads} (estimated by the
+ * codecs, {@link org.pgetl.core.internal.codec.CopyRowParser#lastRowSizeHint()}). Each batch is
+ * answered before its thread reads the next one, so a table's copy holds at most {@code
+ * batch.maxBytes} of rows.
  *
  * <p>A copy succeeds only when every range was read to its end and every batch answered. It stops
  * early, without error, when the generation is asked to stop or the destination answers {@code
@@ -117,7 +121,7 @@ public final class TableCopier {
     List<CopyPlanner.Partition> plan =
         CopyPlanner.plan(source.physicalTables(), config.copyConnectionsPerTable());
     int workers = Math.min(config.copyConnectionsPerTable(), plan.size());
-    CopyAttempt attempt = new CopyAttempt(source, snapshotId, attemptId, plan, progress);
+    CopyAttempt attempt = new CopyAttempt(source, snapshotId, attemptId, plan, workers, progress);
     String pipelineId = config.pipelineId();
     LOG.info(
         "pipeline {}: copying {} in {} ranges over {} connections (attempt {})",
@@ -159,14 +163,18 @@ public final class TableCopier {
     final AtomicReference<EtlException> failure = new AtomicReference<>();
     final AtomicReference<Error> error = new AtomicReference<>();
     final java.util.function.LongConsumer progress;
+    // the copy's threads share batch.maxBytes: each holds one batch of decoded rows at a time
+    final long maxBatchBytes;
 
     CopyAttempt(
         Source source,
         String snapshotId,
         UUID id,
         List<CopyPlanner.Partition> plan,
+        int workers,
         java.util.function.LongConsumer progress) {
       this.progress = progress;
+      this.maxBatchBytes = Math.max(1, config.batchMaxBytes() / Math.max(1, workers));
       this.source = source;
       this.snapshotId = snapshotId;
       this.id = id;
@@ -234,7 +242,7 @@ public final class TableCopier {
       List<TableRow> batch = new ArrayList<>();
       long batchBytes = 0;
       long batchStarted = System.nanoTime();
-      long maxBytes = config.batchMaxBytes();
+      long maxBytes = maxBatchBytes;
       long maxFillNanos = config.batchMaxFill().toNanos();
       try {
         byte[] data;

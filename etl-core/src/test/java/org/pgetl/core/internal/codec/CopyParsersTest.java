@@ -103,6 +103,23 @@ class CopyParsersTest {
   }
 
   @Test
+  void theSizeHintIsTheHeapOfTheDecodedRowNotItsWireBytes() {
+    // (int8 7, numeric 1.25, 2000 ASCII chars): 8 + 12 + 2000 bytes on the wire
+    CopyBinaryParser p = new CopyBinaryParser(registry.codecs(20, 1700, 25));
+    StringBuilder row = new StringBuilder(HEADER + "0003 00000008 0000000000000007");
+    row.append("0000000c 0002 0000 0000 0002 0001 09c4");
+    row.append("000007d0").append("61".repeat(2000));
+    byte[] m = hex(row.toString());
+    Object[] values = p.parseRow(m, 0, m.length);
+    assertThat(values[1]).hasToString("1.25");
+    long wire = 8 + 12 + 2000;
+    // a Long (24), a PgNumeric with its BigDecimal (64), a String and its byte[] (48 + 2000),
+    // the row and its array
+    assertThat(p.lastRowSizeHint()).isGreaterThanOrEqualTo(24 + 64 + 48 + 2000 + 3 * 8);
+    assertThat(p.lastRowSizeHint() - wire).isGreaterThan(150);
+  }
+
+  @Test
   void binaryEmptyCopyIsHeaderAndTrailerInOneMessage() {
     CopyBinaryParser p = new CopyBinaryParser(intText);
     byte[] m = hex(HEADER + "ffff");
