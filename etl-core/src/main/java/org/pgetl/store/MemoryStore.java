@@ -1,6 +1,6 @@
 package org.pgetl.store;
 
-import java.time.Instant;
+import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -37,15 +37,29 @@ public final class MemoryStore implements PipelineStore {
   private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
   private final Map<Long, TableRequest> requests = new TreeMap<>();
   private final Map<TableId, CopyRecord> copies = new HashMap<>();
+  private final Clock clock;
   private long nextRequestId = 1;
 
   /**
-   * Creates an empty store for a pipeline.
+   * Creates an empty store for a pipeline, stamping what it records with the system clock.
    *
    * @param pipelineId the pipeline id
    */
   public MemoryStore(String pipelineId) {
+    this(pipelineId, Clock.systemUTC());
+  }
+
+  /**
+   * Creates an empty store for a pipeline that stamps what it records (the time of a table request,
+   * of a lifecycle change, of a lease acquisition) with {@code clock}: a test can then assert those
+   * times exactly.
+   *
+   * @param pipelineId the pipeline id
+   * @param clock where the recorded times are read
+   */
+  public MemoryStore(String pipelineId, Clock clock) {
     this.pipelineId = Objects.requireNonNull(pipelineId, "pipelineId");
+    this.clock = Objects.requireNonNull(clock, "clock");
   }
 
   @Override
@@ -284,7 +298,8 @@ public final class MemoryStore implements PipelineStore {
     Objects.requireNonNull(action, "action");
     lock.lock();
     try {
-      TableRequest r = new TableRequest(nextRequestId++, table, action, requestedBy, Instant.now());
+      TableRequest r =
+          new TableRequest(nextRequestId++, table, action, requestedBy, clock.instant());
       requests.put(r.id(), r);
       return r;
     } finally {
@@ -400,7 +415,7 @@ public final class MemoryStore implements PipelineStore {
     try {
       lifecycle.put(
           destinationName,
-          new LifecycleRecord(destinationName, rawState, reason, updatedBy, Instant.now()));
+          new LifecycleRecord(destinationName, rawState, reason, updatedBy, clock.instant()));
     } finally {
       lock.unlock();
     }
@@ -438,7 +453,7 @@ public final class MemoryStore implements PipelineStore {
           previousReleased = leaseReleased;
           leaseReleased = false;
           leaseEpoch++;
-          leaseInfo = new LeaseHolder(holder, leaseEpoch, Instant.now());
+          leaseInfo = new LeaseHolder(holder, leaseEpoch, clock.instant());
           return Optional.of(leaseEpoch);
         } finally {
           lock.unlock();

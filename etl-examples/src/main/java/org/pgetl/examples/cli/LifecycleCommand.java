@@ -63,29 +63,7 @@ final class LifecycleCommand implements Callable<Integer> {
 
   /** The options that find the lifecycle row: store, schema, pipeline, destination. */
   static final class Target {
-    @Option(
-        names = "--store-url",
-        required = true,
-        paramLabel = "URL",
-        description =
-            "The database of the pipeline's state store (the source database when the"
-                + " pipeline runs with --state-store source); a URL without a password takes it from"
-                + " PGPASSWORD.")
-    String storeUrl;
-
-    @Option(
-        names = "--store-schema",
-        paramLabel = "SCHEMA",
-        defaultValue = "etl",
-        description = "The state store's schema (default: ${DEFAULT-VALUE}).")
-    String storeSchema;
-
-    @Option(
-        names = "--pipeline-id",
-        required = true,
-        paramLabel = "ID",
-        description = "The pipeline's id.")
-    String pipelineId;
+    @Mixin StoreOptions store;
 
     @Option(
         names = "--destination-name",
@@ -94,25 +72,12 @@ final class LifecycleCommand implements Callable<Integer> {
         description = "The destination's name(): stdout-json for stdout, duckdb for duckdb:PATH.")
     String destinationName;
 
-    @Option(
-        names = {"-v", "--verbose"},
-        description = "Show log lines and the stack trace of a failure.")
-    boolean verbose;
-
     /**
      * Fails unless the store knows the pipeline and the destination; see {@link StoreDirectory}.
      */
     void requireKnown() {
-      new StoreDirectory(Connections.config(storeUrl), storeSchema)
-          .requireDestination(pipelineId, destinationName);
-    }
-
-    PostgresStore open() {
-      return PostgresStore.builder()
-          .connection(Connections.config(storeUrl))
-          .schema(storeSchema)
-          .pipelineId(pipelineId)
-          .build();
+      new StoreDirectory(store.storeDb(), store.storeSchema)
+          .requireDestination(store.pipelineId, destinationName);
     }
   }
 
@@ -132,7 +97,7 @@ final class LifecycleCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-      try (PostgresStore store = target.open()) {
+      try (PostgresStore store = target.store.open()) {
         LifecycleAdmin admin = new LifecycleAdmin(store);
         context.out().println(describe(admin, target));
       }
@@ -168,7 +133,7 @@ final class LifecycleCommand implements Callable<Integer> {
     public Integer call() {
       String who = by != null ? by : System.getProperty("user.name", "pgetl") + " (pgetl cli)";
       target.requireKnown();
-      try (PostgresStore store = target.open()) {
+      try (PostgresStore store = target.store.open()) {
         LifecycleAdmin admin = new LifecycleAdmin(store);
         switch (state) {
           case PAUSED -> admin.pause(target.destinationName, reason, who);
@@ -254,7 +219,7 @@ final class LifecycleCommand implements Callable<Integer> {
     LifecycleState effective = admin.effectiveState(target.destinationName);
     StringBuilder sb =
         new StringBuilder("pipeline ")
-            .append(target.pipelineId)
+            .append(target.store.pipelineId)
             .append(", destination ")
             .append(target.destinationName)
             .append(": ")

@@ -6,9 +6,9 @@ import org.pgetl.store.PipelineStore;
 import picocli.CommandLine.Option;
 
 /**
- * The options that say which pipeline a command is about: the source, the publication, the pipeline
- * id and where its state is kept — with the names, defaults and meaning of {@code pgetl
- * replicate}'s options of the same names.
+ * The options that say which pipeline a command is about, shared by {@code replicate} and {@code
+ * check}: the source, the publication, the pipeline id, where its state is kept and how many tables
+ * are copied at once.
  */
 final class PipelineOptions {
   @Option(
@@ -43,8 +43,8 @@ final class PipelineOptions {
       converter = StateStoreSpec.Converter.class,
       description =
           "Where the pipeline keeps its progress: source (schema --store-schema of the"
-              + " source database), memory or a jdbc:postgresql:// URL of another database"
-              + " (default: ${DEFAULT-VALUE}).")
+              + " source database), memory (copies everything again at each start) or a"
+              + " jdbc:postgresql:// URL of another database (default: ${DEFAULT-VALUE}).")
   StateStoreSpec stateStore;
 
   @Option(
@@ -59,8 +59,8 @@ final class PipelineOptions {
       paramLabel = "N",
       defaultValue = "" + PipelineConfig.DEFAULT_MAX_TABLE_SYNC_WORKERS,
       description =
-          "How many tables replicate would copy at once, which the slot and WAL sender counts"
-              + " need (default: ${DEFAULT-VALUE}).")
+          "How many tables are copied at once; each holds a replication slot and a walsender"
+              + " while it copies (default: ${DEFAULT-VALUE}).")
   int maxTableSyncWorkers;
 
   /**
@@ -80,13 +80,32 @@ final class PipelineOptions {
    * @return the configuration
    */
   PipelineConfig config(PgConnectionConfig source) {
+    return build(builder(source));
+  }
+
+  /**
+   * Returns a configuration builder holding these options, for a command to add its own.
+   *
+   * @param source the source's settings
+   * @return the builder
+   */
+  PipelineConfig.Builder builder(PgConnectionConfig source) {
+    return PipelineConfig.builder()
+        .pipelineId(pipelineId)
+        .publication(publication)
+        .source(source)
+        .maxTableSyncWorkers(maxTableSyncWorkers);
+  }
+
+  /**
+   * Builds a configuration; an invalid setting is an input error naming the option.
+   *
+   * @param b the builder
+   * @return the configuration
+   */
+  static PipelineConfig build(PipelineConfig.Builder b) {
     try {
-      return PipelineConfig.builder()
-          .pipelineId(pipelineId)
-          .publication(publication)
-          .source(source)
-          .maxTableSyncWorkers(maxTableSyncWorkers)
-          .build();
+      return b.build();
     } catch (org.pgetl.error.EtlException e) {
       if (e.kind() != org.pgetl.error.ErrorKind.CONFIG_ERROR) {
         throw e;

@@ -28,6 +28,7 @@ import org.pgetl.model.TableName;
 import org.pgetl.store.LeaseHolder;
 import org.pgetl.store.PipelineStore;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -62,22 +63,7 @@ final class ReplicateCommand implements Callable<Integer> {
   /** How soon a takeover or a lost lease is reported: the status is read from memory. */
   private static final Duration INSTANCE_WATCH_EVERY = Duration.ofMillis(100);
 
-  @Option(
-      names = "--source-url",
-      required = true,
-      paramLabel = "URL",
-      description =
-          "The source database: jdbc:postgresql://host:port/db?user=..&password=.. or"
-              + " postgresql://user:password@host:port/db.")
-  String sourceUrl;
-
-  @Option(
-      names = "--publication",
-      required = true,
-      paramLabel = "NAME",
-      description =
-          "The publication to replicate; it must exist unless --create-publication is" + " given.")
-  String publication;
+  @Mixin PipelineOptions options;
 
   @Option(
       names = "--create-publication",
@@ -99,48 +85,12 @@ final class ReplicateCommand implements Callable<Integer> {
   DestinationSpec destination;
 
   @Option(
-      names = "--pipeline-id",
-      paramLabel = "ID",
-      defaultValue = "cli",
-      description =
-          "The pipeline's id, 1-40 characters of [a-z0-9_]; it names the replication"
-              + " slot pgetl_apply_<id> and scopes the stored state (default: ${DEFAULT-VALUE}).")
-  String pipelineId;
-
-  @Option(
-      names = "--state-store",
-      paramLabel = "STORE",
-      defaultValue = "source",
-      converter = StateStoreSpec.Converter.class,
-      description =
-          "Where the pipeline keeps its progress: source (schema --store-schema of the"
-              + " source database), memory (copies everything again at each start) or a"
-              + " jdbc:postgresql:// URL of another database (default: ${DEFAULT-VALUE}).")
-  StateStoreSpec stateStore;
-
-  @Option(
-      names = "--store-schema",
-      paramLabel = "SCHEMA",
-      defaultValue = "etl",
-      description = "The schema of the state store's tables (default: ${DEFAULT-VALUE}).")
-  String storeSchema;
-
-  @Option(
       names = "--status-every",
       paramLabel = "TIME",
       defaultValue = "10s",
       converter = Converters.DurationConverter.class,
       description = "How often a status line is printed to stderr (default: ${DEFAULT-VALUE}).")
   Duration statusEvery;
-
-  @Option(
-      names = "--max-table-sync-workers",
-      paramLabel = "N",
-      defaultValue = "" + PipelineConfig.DEFAULT_MAX_TABLE_SYNC_WORKERS,
-      description =
-          "How many tables are copied at once; each holds a replication slot and a walsender"
-              + " while it copies (default: ${DEFAULT-VALUE}).")
-  int maxTableSyncWorkers;
 
   @Option(
       names = "--copy-connections",
@@ -197,17 +147,17 @@ final class ReplicateCommand implements Callable<Integer> {
     if (statusEvery.isNegative() || statusEvery.isZero()) {
       throw new CliException("--status-every must be positive, was " + statusEvery, 2);
     }
-    PgConnectionConfig source = Connections.config(sourceUrl);
+    PgConnectionConfig source = options.source();
     PipelineConfig config = config(source);
     if (createPublication != null && !createPublication.isEmpty()) {
       createPublication(source);
-    } else if (stateStore.kind() == StateStoreSpec.Kind.SOURCE) {
+    } else if (options.stateStore.kind() == StateStoreSpec.Kind.SOURCE) {
       // the store opens first and would report a wrong password as a store failure
       try (Connection c = Connections.open(source, "replicate it")) {
         c.isValid(1);
       }
     }
-    try (PipelineStore store = stateStore.open(source, pipelineId, storeSchema)) {
+    try (PipelineStore store = options.openStore(source)) {
       Destination dest = destination.create(context, source);
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       Pipeline pipeline = Pipeline.create(config, store, dest, registry);
@@ -217,19 +167,19 @@ final class ReplicateCommand implements Callable<Integer> {
           .err()
           .println(
               "pgetl: replicating publication "
-                  + publication
+                  + options.publication
                   + " of "
                   + source.describe()
                   + " into "
                   + dest.name()
                   + " (pipeline "
-                  + pipelineId
+                  + options.pipelineId
                   + ", slot "
                   + config.applySlotName()
                   + (started.epoch() > 0 ? ", lease epoch " + started.epoch() : "")
                   + "); Ctrl-C stops");
       if (started.phase() == PipelineStatus.Phase.STANDBY) {
-        context.err().println(standbyLine(pipelineId, started.leaseHolder()));
+        context.err().println(standbyLine(options.pipelineId, started.leaseHolder()));
       }
       CountDownLatch wake = new CountDownLatch(1);
       context.stop().whenRequested().thenRun(wake::countDown);
@@ -238,7 +188,7 @@ final class ReplicateCommand implements Callable<Integer> {
       long nextStatus = System.nanoTime() + statusEvery.toNanos();
       long tick = Math.min(statusEvery.toMillis(), INSTANCE_WATCH_EVERY.toMillis());
       while (!wake.await(tick, TimeUnit.MILLISECONDS)) {
-        String change = watch.changed(pipelineId, pipeline.status());
+        String change = watch.changed(options.pipelineId, pipeline.status());
         if (change != null) {
           context.err().println(change);
         }
@@ -251,7 +201,8 @@ final class ReplicateCommand implements Callable<Integer> {
       pipeline.shutdown();
       if (!pipeline.awaitTermination(config.shutdownTimeout().plusSeconds(30))) {
         throw new CliException(
-            "the pipeline did not stop in time; its threads are named pgetl-*-" + pipelineId);
+            "the pipeline did not stop in time; its threads are named pgetl-*-"
+                + options.pipelineId);
       }
       Optional<EtlException> failure = pipeline.failure();
       if (failure.isPresent()) {
@@ -269,29 +220,19 @@ final class ReplicateCommand implements Callable<Integer> {
    */
   PipelineConfig config(PgConnectionConfig source) {
     PipelineConfig.Builder b =
-        PipelineConfig.builder()
-            .pipelineId(pipelineId)
-            .publication(publication)
-            .source(source)
-            .maxTableSyncWorkers(maxTableSyncWorkers)
+        options
+            .builder(source)
             .copyConnectionsPerTable(copyConnections)
             .instanceMode(instanceMode)
             .leaseCheckInterval(leaseCheckInterval)
             .takeoverDelay(takeoverDelay);
-    if (stateStore.kind() == StateStoreSpec.Kind.MEMORY) {
+    if (options.stateStore.kind() == StateStoreSpec.Kind.MEMORY) {
       // nothing outlives the process, so neither may its slots: a temporary slot goes with its
       // connection, and one lost with a connection means a new copy, as a new start does
       b.temporarySlots(true)
           .invalidatedSlotBehavior(PipelineConfig.InvalidatedSlotBehavior.RECREATE);
     }
-    try {
-      return b.build();
-    } catch (EtlException e) {
-      if (e.kind() != ErrorKind.CONFIG_ERROR) {
-        throw e;
-      }
-      throw new CliException(optionNames(e.description()), Main.EXIT_USAGE);
-    }
+    return PipelineOptions.build(b);
   }
 
   /** Names the options in a configuration message, which names the settings. */
@@ -395,16 +336,18 @@ final class ReplicateCommand implements Callable<Integer> {
         throw new CliException("--create-publication: " + e.getMessage(), Main.EXIT_USAGE);
       }
     }
-    try (Connection c = Connections.open(source, "create publication " + publication)) {
+    try (Connection c = Connections.open(source, "create publication " + options.publication)) {
       try (PreparedStatement ps =
           c.prepareStatement("SELECT 1 FROM pg_publication WHERE pubname = ?")) {
-        ps.setString(1, publication);
+        ps.setString(1, options.publication);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             context
                 .err()
                 .println(
-                    "pgetl: publication " + publication + " exists already; it is used as it is");
+                    "pgetl: publication "
+                        + options.publication
+                        + " exists already; it is used as it is");
             return;
           }
         }
@@ -412,18 +355,21 @@ final class ReplicateCommand implements Callable<Integer> {
       try (Statement s = c.createStatement()) {
         s.execute(
             "CREATE PUBLICATION "
-                + TableName.quoteIdentifier(publication)
+                + TableName.quoteIdentifier(options.publication)
                 + " FOR TABLE "
                 + String.join(", ", quoted));
       }
       context
           .err()
           .println(
-              "pgetl: created publication " + publication + " for " + String.join(", ", quoted));
+              "pgetl: created publication "
+                  + options.publication
+                  + " for "
+                  + String.join(", ", quoted));
     } catch (SQLException e) {
       throw new EtlException(
           "42501".equals(e.getSQLState()) ? ErrorKind.PERMISSION_DENIED : ErrorKind.CONFIG_ERROR,
-          "cannot create publication " + publication,
+          "cannot create publication " + options.publication,
           ErrorReport.singleLine(e.getMessage()) + ", SQLSTATE " + e.getSQLState(),
           e);
     }

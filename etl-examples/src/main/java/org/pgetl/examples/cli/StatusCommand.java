@@ -17,7 +17,6 @@ import org.pgetl.store.PipelineLease;
 import org.pgetl.store.postgres.PostgresStore;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * {@code pgetl status}: what a pipeline's PostgreSQL state store says about it — which instance is
@@ -40,47 +39,7 @@ import picocli.CommandLine.Option;
           + " input."
     })
 final class StatusCommand implements Callable<Integer> {
-  @Mixin Target target;
-
-  /** The options that find a pipeline's store. */
-  static final class Target {
-    @Option(
-        names = "--store-url",
-        required = true,
-        paramLabel = "URL",
-        description =
-            "The database of the pipeline's state store (the source database when the pipeline"
-                + " runs with --state-store source); a URL without a password takes it from"
-                + " PGPASSWORD.")
-    String storeUrl;
-
-    @Option(
-        names = "--store-schema",
-        paramLabel = "SCHEMA",
-        defaultValue = "etl",
-        description = "The state store's schema (default: ${DEFAULT-VALUE}).")
-    String storeSchema;
-
-    @Option(
-        names = "--pipeline-id",
-        required = true,
-        paramLabel = "ID",
-        description = "The pipeline's id.")
-    String pipelineId;
-
-    @Option(
-        names = {"-v", "--verbose"},
-        description = "Show log lines and the stack trace of a failure.")
-    boolean verbose;
-
-    PostgresStore open() {
-      return PostgresStore.builder()
-          .connection(Connections.config(storeUrl))
-          .schema(storeSchema)
-          .pipelineId(pipelineId)
-          .build();
-    }
-  }
+  @Mixin StoreOptions target;
 
   private final CliContext context;
 
@@ -90,7 +49,7 @@ final class StatusCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws SQLException {
-    PgConnectionConfig storeDb = Connections.config(target.storeUrl);
+    PgConnectionConfig storeDb = target.storeDb();
     StoreDirectory directory = new StoreDirectory(storeDb, target.storeSchema);
     directory.requirePipeline(target.pipelineId);
     List<String> destinations = directory.destinations(target.pipelineId);

@@ -69,50 +69,17 @@ final class TablesCommand implements Callable<Integer> {
     return Main.EXIT_USAGE;
   }
 
-  /** The options that find a pipeline's store. */
+  /** The options that find a pipeline's store, and where its tables' names are looked up. */
   static final class Target {
-    @Option(
-        names = "--store-url",
-        required = true,
-        paramLabel = "URL",
-        description =
-            "The database of the pipeline's state store (the source database when the pipeline"
-                + " runs with --state-store source); a URL without a password takes it from"
-                + " PGPASSWORD. Table names are looked up there too, unless --source is given.")
-    String storeUrl;
-
-    @Option(
-        names = "--store-schema",
-        paramLabel = "SCHEMA",
-        defaultValue = "etl",
-        description = "The state store's schema (default: ${DEFAULT-VALUE}).")
-    String storeSchema;
+    @CommandLine.Mixin StoreOptions store;
 
     @Option(
         names = "--source",
         paramLabel = "URL",
-        description = "The source database, when the state store lives elsewhere.")
+        description =
+            "The source database, when the state store lives elsewhere; table names are looked up"
+                + " in the state store's database unless it is given.")
     String sourceUrl;
-
-    @Option(
-        names = "--pipeline-id",
-        required = true,
-        paramLabel = "ID",
-        description = "The pipeline's id.")
-    String pipelineId;
-
-    @Option(
-        names = {"-v", "--verbose"},
-        description = "Show log lines and the stack trace of a failure.")
-    boolean verbose;
-
-    PostgresStore open() {
-      return PostgresStore.builder()
-          .connection(Connections.config(storeUrl))
-          .schema(storeSchema)
-          .pipelineId(pipelineId)
-          .build();
-    }
   }
 
   /** {@code tables list}. */
@@ -131,8 +98,8 @@ final class TablesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-      try (PostgresStore store = target.open()) {
-        printTables(store, target.pipelineId, context.out(), "");
+      try (PostgresStore store = target.store.open()) {
+        printTables(store, target.store.pipelineId, context.out(), "");
       }
       return 0;
     }
@@ -220,7 +187,7 @@ final class TablesCommand implements Callable<Integer> {
         throw new CliException("TABLE: " + e.getMessage(), Main.EXIT_USAGE);
       }
       String who = by != null ? by : System.getProperty("user.name", "pgetl") + " (pgetl cli)";
-      try (PostgresStore store = target.open()) {
+      try (PostgresStore store = target.store.open()) {
         Map<TableId, TableState> states = store.loadTableStates();
         TableId id = lookUp(name);
         if (id == null || !states.containsKey(id)) {
@@ -233,7 +200,7 @@ final class TablesCommand implements Callable<Integer> {
               "table "
                   + name
                   + " is not part of pipeline "
-                  + target.pipelineId
+                  + target.store.pipelineId
                   + (states.isEmpty() ? " (it has no tables)" : "; its tables: " + known),
               Main.EXIT_FAILURE);
         }
@@ -252,7 +219,7 @@ final class TablesCommand implements Callable<Integer> {
             .out()
             .println(
                 "pipeline "
-                    + target.pipelineId
+                    + target.store.pipelineId
                     + ": "
                     + action.name().toLowerCase(Locale.ROOT)
                     + " of "
@@ -266,7 +233,7 @@ final class TablesCommand implements Callable<Integer> {
     }
 
     private TableId lookUp(TableName name) throws SQLException {
-      String url = target.sourceUrl != null ? target.sourceUrl : target.storeUrl;
+      String url = target.sourceUrl != null ? target.sourceUrl : target.store.storeUrl;
       try (Connection c = Connections.open(Connections.config(url), "look up table " + name);
           PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)::oid::bigint")) {
         ps.setString(1, name.quoted());

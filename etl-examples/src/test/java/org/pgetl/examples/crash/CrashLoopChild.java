@@ -1,14 +1,12 @@
 package org.pgetl.examples.crash;
 
-import java.io.IOException;
-import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Properties;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.examples.ChildProcess;
 import org.pgetl.examples.destination.PostgresMirrorDestination;
 import org.pgetl.store.postgres.PostgresStore;
 
@@ -45,10 +43,9 @@ public final class CrashLoopChild {
   public static void main(String[] args) throws Exception {
     System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
     System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
-    exitWithTheParent();
-    Properties p = read(Path.of(args[0]));
-    PgConnectionConfig source = connection(p, p.getProperty("source"));
-    PgConnectionConfig target = connection(p, p.getProperty("target"));
+    ChildProcess.exitWithTheParent("crash-child-parent-watch");
+    Properties p = ChildProcess.settings(Path.of(args[0]));
+    PgConnectionConfig source = ChildProcess.connection(p, p.getProperty("source"));
     PipelineConfig config =
         PipelineConfig.builder()
             .pipelineId(p.getProperty("pipeline"))
@@ -62,9 +59,9 @@ public final class CrashLoopChild {
             .statusInterval(Duration.ofSeconds(1))
             .shutdownTimeout(Duration.ofSeconds(20))
             .build();
-    PostgresStore store =
-        PostgresStore.builder().connection(source).pipelineId(config.pipelineId()).build();
-    Pipeline pipeline = Pipeline.create(config, store, new PostgresMirrorDestination(target, 2));
+    ChildProcess.Mirror mirror = ChildProcess.mirror(p, config.pipelineId());
+    PostgresStore store = mirror.store();
+    Pipeline pipeline = Pipeline.create(config, store, mirror.destination());
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
@@ -89,45 +86,5 @@ public final class CrashLoopChild {
     System.out.println(FAILED + ": " + pipeline.failure().map(String::valueOf).orElse("stopped"));
     System.out.flush();
     Runtime.getRuntime().halt(3);
-  }
-
-  /**
-   * Ends this process when the test's process is gone: the test never closes our standard input, so
-   * its end means the parent died (a killed build), and no pipeline must outlive it.
-   */
-  private static void exitWithTheParent() {
-    Thread watchdog =
-        new Thread(
-            () -> {
-              try {
-                while (System.in.read() >= 0) {
-                  // the parent writes nothing
-                }
-              } catch (IOException e) {
-                // the pipe broke: the parent is gone too
-              }
-              Runtime.getRuntime().halt(4);
-            },
-            "crash-child-parent-watch");
-    watchdog.setDaemon(true);
-    watchdog.start();
-  }
-
-  private static Properties read(Path file) throws IOException {
-    Properties p = new Properties();
-    try (Reader r = Files.newBufferedReader(file)) {
-      p.load(r);
-    }
-    return p;
-  }
-
-  private static PgConnectionConfig connection(Properties p, String database) {
-    return PgConnectionConfig.builder()
-        .host(p.getProperty("host"))
-        .port(Integer.parseInt(p.getProperty("port")))
-        .database(database)
-        .user(p.getProperty("user"))
-        .password(p.getProperty("password"))
-        .build();
   }
 }

@@ -1,11 +1,8 @@
 package org.pgetl.examples.spool;
 
 import com.sun.management.GarbageCollectionNotificationInfo;
-import java.io.IOException;
-import java.io.Reader;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +21,7 @@ import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
+import org.pgetl.examples.ChildProcess;
 import org.pgetl.examples.destination.PostgresMirrorDestination;
 import org.pgetl.model.Event;
 import org.pgetl.model.Lsn;
@@ -33,7 +31,6 @@ import org.pgetl.model.UpdatedRow;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.TableState;
-import org.pgetl.store.postgres.PostgresStore;
 
 /**
  * A pipeline in a process of its own, for the tests of large streamed transactions: {@link
@@ -62,10 +59,10 @@ public final class SpoolChild {
    * @throws Exception when the settings cannot be read or the pipeline cannot start
    */
   public static void main(String[] args) throws Exception {
-    exitWithTheParent();
+    ChildProcess.exitWithTheParent("spool-child-parent-watch");
     HeapWatch heap = HeapWatch.start();
-    Properties p = read(Path.of(args[0]));
-    PgConnectionConfig source = connection(p, p.getProperty("source"));
+    Properties p = ChildProcess.settings(Path.of(args[0]));
+    PgConnectionConfig source = ChildProcess.connection(p, p.getProperty("source"));
     long batchMaxBytes = Long.parseLong(p.getProperty("batchMaxBytes"));
     PipelineConfig config =
         PipelineConfig.builder()
@@ -87,8 +84,9 @@ public final class SpoolChild {
       store = new MemoryStore(config.pipelineId());
       destination = new CheckingDestination(batchMaxBytes, heap);
     } else {
-      store = PostgresStore.builder().connection(source).pipelineId(config.pipelineId()).build();
-      destination = new PostgresMirrorDestination(connection(p, target), 2);
+      ChildProcess.Mirror mirror = ChildProcess.mirror(p, config.pipelineId());
+      store = mirror.store();
+      destination = mirror.destination();
     }
     Pipeline pipeline = Pipeline.create(config, store, destination);
     pipeline.start();
@@ -287,42 +285,5 @@ public final class SpoolChild {
     long peakAfterGc() {
       return peak.get();
     }
-  }
-
-  /** Ends this process when the test's process is gone (it never closes our standard input). */
-  private static void exitWithTheParent() {
-    Thread watchdog =
-        new Thread(
-            () -> {
-              try {
-                while (System.in.read() >= 0) {
-                  // the parent writes nothing
-                }
-              } catch (IOException e) {
-                // the pipe broke: the parent is gone too
-              }
-              Runtime.getRuntime().halt(4);
-            },
-            "spool-child-parent-watch");
-    watchdog.setDaemon(true);
-    watchdog.start();
-  }
-
-  private static Properties read(Path file) throws IOException {
-    Properties p = new Properties();
-    try (Reader r = Files.newBufferedReader(file)) {
-      p.load(r);
-    }
-    return p;
-  }
-
-  private static PgConnectionConfig connection(Properties p, String database) {
-    return PgConnectionConfig.builder()
-        .host(p.getProperty("host"))
-        .port(Integer.parseInt(p.getProperty("port")))
-        .database(database)
-        .user(p.getProperty("user"))
-        .password(p.getProperty("password"))
-        .build();
   }
 }

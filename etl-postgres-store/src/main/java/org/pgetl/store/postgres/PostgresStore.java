@@ -20,6 +20,8 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.core.internal.pg.ConnectionUrl;
 import org.pgetl.core.internal.pg.Secrets;
 import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.error.ErrorKind;
@@ -133,7 +135,7 @@ public final class PostgresStore implements PipelineStore {
           "state store open for pipeline {} in schema {} at {}",
           config.pipelineId(),
           config.schema(),
-          ConnectionSettings.redact(config.jdbcUrl()));
+          config.connection().describe());
       return store;
     } catch (RuntimeException e) {
       pool.close();
@@ -921,8 +923,8 @@ public final class PostgresStore implements PipelineStore {
         + pipelineId
         + ", schema="
         + config.schema()
-        + ", jdbcUrl="
-        + ConnectionSettings.redact(config.jdbcUrl())
+        + ", database="
+        + config.connection().describe()
         + "]";
   }
 
@@ -938,11 +940,12 @@ public final class PostgresStore implements PipelineStore {
   }
 
   /**
-   * Builds a {@link PostgresStoreConfig} and opens the store. Only {@link #jdbcUrl} and {@link
-   * #pipelineId} are required; every other setting has the default named in {@link
-   * PostgresStoreConfig}.
+   * Builds a {@link PostgresStoreConfig} and opens the store. Only the database ({@link
+   * #connection} or {@link #jdbcUrl}) and {@link #pipelineId} are required; every other setting has
+   * the default named in {@link PostgresStoreConfig}.
    */
   public static final class Builder {
+    private PgConnectionConfig connection;
     private String jdbcUrl;
     private String user;
     private String password;
@@ -958,7 +961,7 @@ public final class PostgresStore implements PipelineStore {
     Builder() {}
 
     Builder(PostgresStoreConfig c) {
-      connectionSettings(c.jdbcUrl(), c.user(), c.password());
+      connection = c.connection();
       schema = c.schema();
       pipelineId = c.pipelineId();
       maxPoolSize = c.maxPoolSize();
@@ -970,19 +973,38 @@ public final class PostgresStore implements PipelineStore {
     }
 
     /**
-     * Sets the store's database, {@code jdbc:postgresql://host:port/database?params}: the source
-     * database, or another one (needed when the source is a read-only standby). Required.
+     * Sets the store's database and role from a connection configuration: the pipeline's source
+     * (the usual choice, {@code config.source()}), or another database (needed when the source is a
+     * read-only standby). Replaces an earlier {@link #jdbcUrl}.
      *
-     * @param jdbcUrl the JDBC URL
+     * @param connection the connection settings (hosts, TLS and timeouts included)
      * @return this builder
      */
-    public Builder jdbcUrl(String jdbcUrl) {
-      this.jdbcUrl = jdbcUrl;
+    public Builder connection(PgConnectionConfig connection) {
+      this.connection = connection;
+      this.jdbcUrl = null;
       return this;
     }
 
     /**
-     * Sets the role to connect as; it wins over a {@code user} in the URL.
+     * Sets the store's database as a URL, read by the parser of {@link
+     * PgConnectionConfig#fromJdbcUrl(String)}: the JDBC form {@code
+     * jdbc:postgresql://host:port/database?...} or the libpq form {@code postgresql://...}, with
+     * the parameters that method lists; any other parameter is rejected. Replaces an earlier {@link
+     * #connection}.
+     *
+     * @param jdbcUrl the URL
+     * @return this builder
+     */
+    public Builder jdbcUrl(String jdbcUrl) {
+      this.jdbcUrl = jdbcUrl;
+      this.connection = null;
+      return this;
+    }
+
+    /**
+     * Sets the role to connect as; it wins over the user of the {@link #connection} or {@link
+     * #jdbcUrl}.
      *
      * @param user the role name
      * @return this builder
@@ -993,7 +1015,8 @@ public final class PostgresStore implements PipelineStore {
     }
 
     /**
-     * Sets the role's password; it wins over a {@code password} in the URL. Never logged.
+     * Sets the role's password; it wins over the password of the {@link #connection} or {@link
+     * #jdbcUrl}. Never logged.
      *
      * @param password the password
      * @return this builder
@@ -1003,24 +1026,33 @@ public final class PostgresStore implements PipelineStore {
       return this;
     }
 
-    // Seam for connection settings given as one object: a
-    // connection(org.pgetl.PgConnectionConfig) method sets all three through this one.
-    /**
-     * Sets the store's database, role and password from a connection configuration (for example the
-     * pipeline's source, to keep the store in the source database).
-     *
-     * @param connection the connection settings (TLS included)
-     * @return this builder
-     */
-    public Builder connection(org.pgetl.PgConnectionConfig connection) {
-      return connectionSettings(connection.jdbcUrl(), connection.user(), connection.password());
-    }
-
-    Builder connectionSettings(String jdbcUrl, String user, String password) {
-      this.jdbcUrl = jdbcUrl;
-      this.user = user;
-      this.password = password;
-      return this;
+    // The connection the settings name: the given one or the URL's, with the role set here on top.
+    private PgConnectionConfig resolvedConnection() {
+      if (connection == null && jdbcUrl == null) {
+        return null;
+      }
+      String field = connection != null ? "connection" : "jdbcUrl";
+      try {
+        PgConnectionConfig.Builder b =
+            connection != null ? connection.toBuilder() : ConnectionUrl.parse(jdbcUrl);
+        if (user != null) {
+          b.user(user);
+        }
+        if (password != null) {
+          b.password(password);
+        }
+        return b.build();
+      } catch (EtlException e) {
+        if (e.kind() != ErrorKind.CONFIG_ERROR) {
+          throw e;
+        }
+        // the connection's own messages name the pipeline's source: name the store's setting
+        String message = e.description();
+        if (message.startsWith("source.")) {
+          message = message.substring("source.".length());
+        }
+        throw PostgresStoreConfig.invalid(field + ": " + message);
+      }
     }
 
     /**
@@ -1122,9 +1154,7 @@ public final class PostgresStore implements PipelineStore {
      */
     public PostgresStoreConfig config() {
       return new PostgresStoreConfig(
-          jdbcUrl,
-          user,
-          password,
+          resolvedConnection(),
           schema,
           pipelineId,
           maxPoolSize,
@@ -1154,8 +1184,10 @@ public final class PostgresStore implements PipelineStore {
      */
     @Override
     public String toString() {
-      return "PostgresStore.Builder[jdbcUrl="
-          + ConnectionSettings.redact(jdbcUrl)
+      return "PostgresStore.Builder[connection="
+          + connection
+          + ", jdbcUrl="
+          + (jdbcUrl == null ? null : Secrets.redactUrl(jdbcUrl))
           + ", user="
           + user
           + ", password="

@@ -2,7 +2,7 @@ package org.pgetl.store.postgres;
 
 import java.time.Duration;
 import java.util.regex.Pattern;
-import org.pgetl.core.internal.pg.Secrets;
+import org.pgetl.PgConnectionConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -11,13 +11,10 @@ import org.pgetl.error.EtlException;
  * tables, which pipeline it serves, and the size of its connection pool. Build one with {@link
  * PostgresStore#builder()}; change one with {@link #toBuilder()}.
  *
- * <p>The password never appears in {@link #toString()}, nor does any {@code password} parameter of
- * the JDBC URL.
+ * <p>The password never appears in {@link #toString()}.
  *
- * @param jdbcUrl the database of the store, {@code jdbc:postgresql://host:port/database?...}; the
- *     source database or any other one
- * @param user the role to connect as, or null to take it from the URL or the driver's defaults
- * @param password the role's password, or null
+ * @param connection the database of the store and the role to connect as, with the same fields and
+ *     rules as the pipeline's source (hosts, TLS, timeouts): the source database or any other one
  * @param schema the schema of the store's tables (created when missing)
  * @param pipelineId the pipeline whose rows this store reads and writes
  * @param maxPoolSize the most connections the store opens at once
@@ -30,9 +27,7 @@ import org.pgetl.error.EtlException;
  *     same schema
  */
 public record PostgresStoreConfig(
-    String jdbcUrl,
-    String user,
-    String password,
+    PgConnectionConfig connection,
     String schema,
     String pipelineId,
     int maxPoolSize,
@@ -79,14 +74,8 @@ public record PostgresStoreConfig(
 
   /** Validates every setting; each message names the setting and the rule it broke. */
   public PostgresStoreConfig {
-    requireText(jdbcUrl, "jdbcUrl");
-    if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
-      throw invalid(
-          "jdbcUrl must start with jdbc:postgresql:, was " + ConnectionSettings.redact(jdbcUrl));
-    }
-    if (!ConnectionSettings.isValidUrl(jdbcUrl)) {
-      throw invalid(
-          "jdbcUrl is not a valid PostgreSQL JDBC URL: " + ConnectionSettings.redact(jdbcUrl));
+    if (connection == null) {
+      throw invalid("connection must be set (a PgConnectionConfig, or a jdbcUrl in the builder)");
     }
     requireText(schema, "schema");
     if (!SCHEMA_NAME.matcher(schema).matches()) {
@@ -98,9 +87,6 @@ public record PostgresStoreConfig(
     if (schema.regionMatches(true, 0, "pg_", 0, 3)) {
       throw invalid(
           "schema must not start with pg_ (reserved by PostgreSQL), was '" + schema + "'");
-    }
-    if (user != null && user.isBlank()) {
-      throw invalid("user must not be blank (null takes it from the URL)");
     }
     requireText(pipelineId, "pipelineId");
     if (pipelineId.indexOf('\0') >= 0) {
@@ -128,18 +114,14 @@ public record PostgresStoreConfig(
   }
 
   /**
-   * Returns the settings with the password and any {@code password} URL parameter masked.
+   * Returns the settings with the password masked.
    *
    * @return a description safe to log
    */
   @Override
   public String toString() {
-    return "PostgresStoreConfig[jdbcUrl="
-        + ConnectionSettings.redact(jdbcUrl)
-        + ", user="
-        + user
-        + ", password="
-        + Secrets.show(password)
+    return "PostgresStoreConfig[connection="
+        + connection
         + ", schema="
         + schema
         + ", pipelineId="
@@ -174,7 +156,7 @@ public record PostgresStoreConfig(
     }
   }
 
-  private static EtlException invalid(String message) {
+  static EtlException invalid(String message) {
     return new EtlException(ErrorKind.CONFIG_ERROR, "invalid postgres store setting: " + message);
   }
 }

@@ -31,16 +31,18 @@ class ConfigPropertiesTest {
             Generate.pick(List.of("password", "PASSWORD", "sslpassword", "sslPassword")))
         .checkAssert(
             (secret, param) -> {
-              String url = "jdbc:postgresql://h:5432/db?a=1&" + param + "=" + secret + "&b=2";
+              String url = "jdbc:postgresql://h:5432/db?user=u&" + param + "=" + secret;
               PostgresStore.Builder b =
                   PostgresStore.builder().jdbcUrl(url).password(secret).pipelineId("p");
-
-              assertThat(b.config().toString())
-                  .doesNotContain(secret)
-                  .contains("a=1")
-                  .contains("b=2");
               assertThat(b.toString()).doesNotContain(secret);
-              assertThat(ConnectionSettings.redact(url)).doesNotContain(secret);
+              String description;
+              try {
+                // password is a connection field; sslpassword is not, and is rejected
+                description = b.config().toString();
+              } catch (EtlException rejected) {
+                description = rejected.getMessage();
+              }
+              assertThat(description).doesNotContain(secret);
             });
   }
 
@@ -68,7 +70,7 @@ class ConfigPropertiesTest {
               try {
                 c =
                     PostgresStore.builder()
-                        .jdbcUrl("jdbc:postgresql://h/db")
+                        .jdbcUrl("jdbc:postgresql://h/db?user=u")
                         .pipelineId("p")
                         .schema(schema)
                         .config();
@@ -96,7 +98,7 @@ class ConfigPropertiesTest {
                 assertThatThrownBy(
                         () ->
                             PostgresStore.builder()
-                                .jdbcUrl("jdbc:postgresql://h/db")
+                                .jdbcUrl("jdbc:postgresql://h/db?user=u")
                                 .pipelineId("p")
                                 .schema(name + bad)
                                 .config())

@@ -6,11 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
+import org.pgetl.PgConnectionConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
 class PostgresStoreConfigTest {
-  private static final String URL = "jdbc:postgresql://db.example.com:5432/app";
+  private static final String URL = "jdbc:postgresql://db.example.com:5432/app?user=pgetl";
 
   private static PostgresStore.Builder valid() {
     return PostgresStore.builder().jdbcUrl(URL).pipelineId("orders");
@@ -37,8 +38,64 @@ class PostgresStoreConfigTest {
     assertThat(c.connectionTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(c.statementTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(c.migrationLockTimeout()).isEqualTo(Duration.ofSeconds(60));
-    assertThat(c.user()).isNull();
-    assertThat(c.password()).isNull();
+    assertThat(c.connection().user()).isEqualTo("pgetl");
+    assertThat(c.connection().password()).isNull();
+    assertThat(c.connection().host()).isEqualTo("db.example.com");
+    assertThat(c.connection().database()).isEqualTo("app");
+  }
+
+  @Test
+  void aConnectionConfigIsTakenWholeAndTheBuildersRoleWinsOverIt() {
+    PgConnectionConfig source =
+        PgConnectionConfig.builder()
+            .host("src.example.com")
+            .database("shop")
+            .user("replicator")
+            .password("source-secret")
+            .sslMode(PgConnectionConfig.SslMode.VERIFY_FULL)
+            .connectTimeout(Duration.ofSeconds(3))
+            .build();
+    assertThat(PostgresStore.builder().connection(source).pipelineId("p").config().connection())
+        .isEqualTo(source);
+
+    PgConnectionConfig asStoreRole =
+        PostgresStore.builder()
+            .connection(source)
+            .user("store_owner")
+            .password("store-secret")
+            .pipelineId("p")
+            .config()
+            .connection();
+    assertThat(asStoreRole.user()).isEqualTo("store_owner");
+    assertThat(asStoreRole.password()).isEqualTo("store-secret");
+    assertThat(asStoreRole.sslMode()).isEqualTo(PgConnectionConfig.SslMode.VERIFY_FULL);
+    assertThat(asStoreRole.connectTimeout()).isEqualTo(Duration.ofSeconds(3));
+  }
+
+  @Test
+  void aUrlIsReadLikeTheSourcesIncludingTheLibpqForm() {
+    PgConnectionConfig fromUrl =
+        PostgresStore.builder()
+            .jdbcUrl("postgresql://ops:pw@h1:5433,h2/state?sslmode=require&connect_timeout=4")
+            .pipelineId("p")
+            .config()
+            .connection();
+    assertThat(fromUrl)
+        .isEqualTo(
+            PgConnectionConfig.fromJdbcUrl(
+                "postgresql://ops:pw@h1:5433,h2/state?sslmode=require&connect_timeout=4"));
+    assertThat(fromUrl.hosts()).hasSize(2);
+    assertThat(fromUrl.user()).isEqualTo("ops");
+  }
+
+  @Test
+  void aParameterTheConnectionDoesNotKnowIsRejectedAndNamed() {
+    assertRejected(
+        b -> b.jdbcUrl(URL + "&prepareThreshold=0"),
+        "invalid postgres store setting: jdbcUrl:",
+        "'prepareThreshold' is not supported");
+    assertRejected(
+        b -> b.jdbcUrl(URL + "&sslmode=verify-everything"), "jdbcUrl", "sslMode", "verify-full");
   }
 
   @Test
@@ -61,17 +118,22 @@ class PostgresStoreConfigTest {
 
   @Test
   void requiredSettingsAreNamed() {
-    assertRejected(b -> b.jdbcUrl(null), "jdbcUrl", "must be set");
+    assertRejected(b -> b.jdbcUrl(null), "connection must be set");
+    assertRejected(b -> b.connection(null), "connection must be set");
     assertRejected(b -> b.pipelineId(" "), "pipelineId", "must be set");
     assertRejected(b -> b.schema(null), "schema", "must be set");
-    assertRejected(b -> b.user(""), "user", "blank");
+    assertRejected(b -> b.user(""), "jdbcUrl: user must not be empty");
+    assertRejected(
+        b -> b.jdbcUrl("jdbc:postgresql://db.example.com/app"), "jdbcUrl: user must not be empty");
   }
 
   @Test
   void onlyPostgresqlUrlsAreAccepted() {
-    assertRejected(b -> b.jdbcUrl("jdbc:mysql://h/db"), "jdbcUrl", "jdbc:postgresql:");
-    assertRejected(b -> b.jdbcUrl("jdbc:postgresql://h:notaport/db"), "jdbcUrl", "not a valid");
-    assertThat(valid().jdbcUrl("jdbc:postgresql://h1:5432,h2:5433/db?sslmode=require").config())
+    assertRejected(b -> b.jdbcUrl("jdbc:mysql://h/db"), "jdbcUrl", "jdbc:postgresql://");
+    assertRejected(
+        b -> b.jdbcUrl("jdbc:postgresql://h:notaport/db?user=u"), "jdbcUrl", "port", "number");
+    assertThat(
+            valid().jdbcUrl("jdbc:postgresql://h1:5432,h2:5433/db?sslmode=require&user=u").config())
         .isNotNull();
   }
 
@@ -102,7 +164,7 @@ class PostgresStoreConfigTest {
   void thePasswordNeverShowsInToString() {
     PostgresStore.Builder b =
         valid()
-            .jdbcUrl(URL + "?user=x&password=url-secret&sslpassword=key-secret&ssl=true")
+            .jdbcUrl(URL + "&password=url-secret&ssl=true")
             .user("pgetl")
             .password("explicit-secret");
     PostgresStoreConfig c = b.config();
@@ -110,12 +172,14 @@ class PostgresStoreConfigTest {
     for (String text : new String[] {c.toString(), b.toString()}) {
       assertThat(text)
           .doesNotContain("url-secret")
-          .doesNotContain("key-secret")
           .doesNotContain("explicit-secret")
           .contains("pgetl")
-          .contains("db.example.com")
-          .contains("ssl=true");
+          .contains("db.example.com");
     }
+    assertThat(c.toString()).contains("sslMode=verify-full");
+    assertThatThrownBy(() -> valid().jdbcUrl(URL + "&sslpassword=key-secret").config())
+        .hasMessageContaining("sslpassword")
+        .hasMessageNotContaining("key-secret");
   }
 
   @Test

@@ -21,6 +21,7 @@ import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.pg.PgErrors;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.Outcome;
@@ -80,6 +81,7 @@ public final class TableCopier {
   private final EngineMetrics metrics;
   private final StopSignal stop;
   private final Shutdown shutdown;
+  private final Ticker ticker;
 
   /**
    * Creates a copier.
@@ -90,6 +92,7 @@ public final class TableCopier {
    * @param metrics where to count
    * @param stop the generation's stop request
    * @param shutdown the pipeline's shutdown handle, requested when the destination abandons a batch
+   * @param ticker where batch fill times and latencies are measured
    */
   public TableCopier(
       PipelineConfig config,
@@ -97,13 +100,15 @@ public final class TableCopier {
       Destination destination,
       EngineMetrics metrics,
       StopSignal stop,
-      Shutdown shutdown) {
+      Shutdown shutdown,
+      Ticker ticker) {
     this.config = config;
     this.connector = connector;
     this.destination = destination;
     this.metrics = metrics;
     this.stop = stop;
     this.shutdown = shutdown;
+    this.ticker = ticker;
   }
 
   /**
@@ -241,7 +246,7 @@ public final class TableCopier {
       CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
       List<TableRow> batch = new ArrayList<>();
       long batchBytes = 0;
-      long batchStarted = System.nanoTime();
+      long batchStarted = ticker.nanoTime();
       long maxBytes = maxBatchBytes;
       long maxFillNanos = config.batchMaxFill().toNanos();
       try {
@@ -253,11 +258,11 @@ public final class TableCopier {
           }
           TableRow row = TableRow.wrap(values, parser.lastRowSizeHint());
           if (batch.isEmpty()) {
-            batchStarted = System.nanoTime();
+            batchStarted = ticker.nanoTime();
           }
           batch.add(row);
           batchBytes += row.sizeHintBytes();
-          if (batchBytes >= maxBytes || System.nanoTime() - batchStarted >= maxFillNanos) {
+          if (batchBytes >= maxBytes || ticker.nanoTime() - batchStarted >= maxFillNanos) {
             if (!send(batch, batchBytes)) {
               return false;
             }
@@ -283,14 +288,14 @@ public final class TableCopier {
       ReplicatedTableSchema schema = source.schema();
       TableCopyBatchId batchId = new TableCopyBatchId(id, sequence.getAndIncrement());
       String what = "copy batch " + batchId + " of " + schema.name();
-      long started = System.nanoTime();
+      long started = ticker.nanoTime();
       AsyncResult result =
           DestinationCalls.invoke(
               destination,
               "writeTableRows",
               r -> destination.writeTableRows(schema, new TableCopyWrite.Batch(batchId, batch), r));
       Optional<Outcome> answer = DestinationCalls.await(result, stop, config.shutdownTimeout());
-      metrics.batchLatency("copy", System.nanoTime() - started);
+      metrics.batchLatency("copy", ticker.nanoTime() - started);
       if (answer.isEmpty()) {
         stop.noteIncomplete(what + " unanswered after " + config.shutdownTimeout());
         LOG.warn(

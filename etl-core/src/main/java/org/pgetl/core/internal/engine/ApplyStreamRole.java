@@ -102,8 +102,8 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void tick(Control control) {
-    long now = System.nanoTime();
-    if (now - lastTick < TICK_NANOS) {
+    long now = ctx.ticker.nanoTime();
+    if (lastTick != 0 && now - lastTick < TICK_NANOS) {
       return;
     }
     lastTick = now;
@@ -318,7 +318,7 @@ final class ApplyStreamRole implements StreamRole {
   }
 
   private void retryDueTables() {
-    Instant now = Instant.now();
+    Instant now = ctx.ticker.now();
     for (Map.Entry<TableId, TableState> e : ctx.tables.snapshot().entrySet()) {
       if (e.getValue() instanceof TableState.Errored err
           && err.retry() instanceof RetryPolicy.Timed timed

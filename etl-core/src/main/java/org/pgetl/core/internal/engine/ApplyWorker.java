@@ -180,7 +180,7 @@ final class ApplyWorker implements Runnable {
    * was lost and the supervisor must copy every table again.
    */
   private Lsn startLsn(ReplicationConnection repl, Connection admin) {
-    SlotAdmin slots = new SlotAdmin(admin);
+    SlotAdmin slots = new SlotAdmin(admin, ctx.ticker);
     Optional<SlotInfo> slot = slots.find(slotName);
     String lost = null;
     if (slot.isPresent() && slot.get().isInvalidated()) {

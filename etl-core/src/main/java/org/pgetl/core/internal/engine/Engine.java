@@ -82,7 +82,7 @@ public final class Engine {
   private final PgConnector connector;
   private final ErrorLog errors = new ErrorLog();
   private final LifecycleTracker lifecycle;
-  private final StatusBoard board = new StatusBoard();
+  private final StatusBoard board;
   private final PipelineLease lease;
   private final java.util.concurrent.Semaphore wakeups = new java.util.concurrent.Semaphore(0);
   private volatile long epoch;
@@ -150,6 +150,7 @@ public final class Engine {
       Shutdown shutdown,
       Ticker ticker) {
     this.ticker = ticker;
+    this.board = new StatusBoard(ticker);
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -371,7 +372,7 @@ public final class Engine {
             "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
       }
       reconcile(c, catalog, published);
-      SlotAdmin slots = new SlotAdmin(c);
+      SlotAdmin slots = new SlotAdmin(c, ticker);
       // no table-sync slot outlives a process: every copy starts from scratch with a new one
       for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
         if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
@@ -408,7 +409,7 @@ public final class Engine {
             "pipeline {}: {} new tables to copy: {}", pipelineId, added.size(), added.keySet());
       }
       Set<TableId> publishedSet = new HashSet<>(published);
-      SlotAdmin slots = new SlotAdmin(c);
+      SlotAdmin slots = new SlotAdmin(c, ticker);
       for (TableId t : states.keySet()) {
         if (!publishedSet.contains(t)) {
           store.deleteTable(t);
@@ -479,7 +480,7 @@ public final class Engine {
    * tables that joined or left it to the running generation's apply worker.
    */
   private void refreshPublication(Generation g) {
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     if (now - lastPublicationRefresh < config.publicationRefreshInterval().toNanos()) {
       return;
     }
@@ -796,7 +797,7 @@ public final class Engine {
   private void resync(String reason) {
     String pipelineId = config.pipelineId();
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
-      new SlotAdmin(c).dropIfExists(SlotNames.apply(pipelineId), SlotAdmin.DROP_TIMEOUT);
+      new SlotAdmin(c, ticker).dropIfExists(SlotNames.apply(pipelineId), SlotAdmin.DROP_TIMEOUT);
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not drop the lost apply slot of pipeline " + pipelineId);
     }
@@ -867,7 +868,7 @@ public final class Engine {
   }
 
   private void startGenerationOnce() {
-    StopSignal stop = new StopSignal();
+    StopSignal stop = new StopSignal(ticker);
     try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()))) {
       // the publication may have changed while no generation ran (paused, reconnecting)
       PgCatalog catalog = new PgCatalog(c);
@@ -924,9 +925,9 @@ public final class Engine {
     g.ctx.stop.request(mode);
     // answers get shutdownTimeout; statements blocked in the server are aborted at once; the
     // margin covers the slot drops and the last status update
-    long deadline = System.nanoTime() + config.shutdownTimeout().plus(STOP_MARGIN).toNanos();
+    long deadline = ticker.nanoTime() + config.shutdownTimeout().plus(STOP_MARGIN).toNanos();
     List<Thread> left = new ArrayList<>();
-    if (!joinUntil(g.apply, deadline)) {
+    if (!joinUntil(g.apply, deadline, ticker)) {
       left.add(g.apply);
     }
     left.addAll(g.ctx.pool.awaitAll(deadline));
@@ -963,7 +964,7 @@ public final class Engine {
         pipelineId,
         destination.name());
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
-      SlotAdmin slots = new SlotAdmin(c);
+      SlotAdmin slots = new SlotAdmin(c, ticker);
       slots.dropIfExists(SlotNames.apply(pipelineId), SlotAdmin.DROP_TIMEOUT);
       for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
         slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
@@ -979,7 +980,7 @@ public final class Engine {
 
   /** While paused, the slot retains WAL: say how much, every {@link #RETAINED_WARNING_EVERY}. */
   private void warnRetainedWal() {
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     if (lastRetainedWarning != 0 && now - lastRetainedWarning < RETAINED_WARNING_EVERY.toNanos()) {
       return;
     }
@@ -1039,12 +1040,12 @@ public final class Engine {
     }
   }
 
-  /** Joins a thread until the deadline (System.nanoTime); true when it ended. */
-  public static boolean joinUntil(Thread t, long deadlineNanos) {
+  /** Joins a thread until the deadline (a reading of {@code ticker}); true when it ended. */
+  static boolean joinUntil(Thread t, long deadlineNanos, Ticker ticker) {
     boolean interrupted = false;
     try {
       while (t.isAlive()) {
-        long left = deadlineNanos - System.nanoTime();
+        long left = deadlineNanos - ticker.nanoTime();
         if (left <= 0) {
           return false;
         }
@@ -1141,7 +1142,7 @@ public final class Engine {
         out,
         board.applyLsn(),
         board.lagBytes(),
-        board.lagTime(System.currentTimeMillis()),
+        board.lagTime(ticker.now().toEpochMilli()),
         sampled == 0 ? null : java.time.Instant.ofEpochMilli(sampled),
         recent,
         epoch,

@@ -2,6 +2,7 @@ package org.pgetl.core.internal.engine;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
@@ -21,6 +22,16 @@ public final class StatusBoard {
   private volatile Lsn applyLsn = Lsn.ZERO;
   private volatile long lagBytes = -1;
   private volatile long lagSampledAtMillis;
+  private final Ticker ticker;
+
+  /**
+   * Creates an empty board.
+   *
+   * @param ticker where the time of a lag sample is read
+   */
+  public StatusBoard(Ticker ticker) {
+    this.ticker = ticker;
+  }
 
   /**
    * Records a table's name.
@@ -176,7 +187,7 @@ public final class StatusBoard {
    */
   public void lag(long bytes) {
     lagBytes = bytes;
-    lagSampledAtMillis = System.currentTimeMillis();
+    lagSampledAtMillis = ticker.now().toEpochMilli();
   }
 
   /**

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.pgetl.core.internal.time.Ticker;
 import org.postgresql.PGConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,15 +44,26 @@ public final class StopSignal {
   private final AtomicLong requestedAtNanos = new AtomicLong();
   private final List<Runnable> wakers = new CopyOnWriteArrayList<>();
   private final StopSignal parent;
+  private final Ticker ticker;
   private volatile Runnable detachFromParent = () -> {};
 
-  /** Creates a signal on which no stop is requested. */
+  /** Creates a signal on which no stop is requested, timed by the system clock. */
   public StopSignal() {
-    this(null);
+    this(Ticker.system());
   }
 
-  private StopSignal(StopSignal parent) {
+  /**
+   * Creates a signal on which no stop is requested.
+   *
+   * @param ticker where the grace period of a stop is measured
+   */
+  public StopSignal(Ticker ticker) {
+    this(null, ticker);
+  }
+
+  private StopSignal(StopSignal parent, Ticker ticker) {
     this.parent = parent;
+    this.ticker = ticker;
   }
 
   /**
@@ -61,7 +73,7 @@ public final class StopSignal {
    * @return the child
    */
   public StopSignal child() {
-    StopSignal c = new StopSignal(this);
+    StopSignal c = new StopSignal(this, ticker);
     c.detachFromParent = onRequest(() -> c.request(mode()));
     if (isRequested()) {
       c.request(mode());
@@ -80,7 +92,7 @@ public final class StopSignal {
    * @param requested DRAIN, DISCARD or FENCED
    */
   public void request(Mode requested) {
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
     requestedAtNanos.compareAndSet(0, now == 0 ? 1 : now);
     mode.accumulateAndGet(requested, (a, b) -> a.compareTo(b) >= 0 ? a : b);
     for (Runnable w : wakers) {
@@ -141,7 +153,7 @@ public final class StopSignal {
     if (at == 0) {
       return timeout;
     }
-    long left = timeout.toNanos() - (System.nanoTime() - at);
+    long left = timeout.toNanos() - (ticker.nanoTime() - at);
     return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
   }
 

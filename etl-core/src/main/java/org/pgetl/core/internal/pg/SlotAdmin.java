@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -39,6 +40,7 @@ public final class SlotAdmin {
 
   private final Connection connection;
   private final ServerVersion version;
+  private final Ticker ticker;
 
   /**
    * Creates an administrator over a plain connection.
@@ -46,7 +48,18 @@ public final class SlotAdmin {
    * @param connection an open plain connection in auto-commit mode
    */
   public SlotAdmin(Connection connection) {
+    this(connection, Ticker.system());
+  }
+
+  /**
+   * Creates an administrator over a plain connection that measures its waits on {@code ticker}.
+   *
+   * @param connection an open plain connection in auto-commit mode
+   * @param ticker where the deadline of a drop is measured
+   */
+  public SlotAdmin(Connection connection, Ticker ticker) {
     this.connection = Objects.requireNonNull(connection, "connection");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.version = PgCatalog.serverVersion(connection);
   }
 
@@ -133,14 +146,14 @@ public final class SlotAdmin {
    */
   public boolean dropIfExists(String slotName, Duration timeout) {
     SlotNames.validate(slotName);
-    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    long deadline = ticker.nanoTime() + Math.max(0, timeout.toNanos());
     long parkNanos = TimeUnit.MILLISECONDS.toNanos(1);
     while (true) {
       Optional<SlotInfo> slot = find(slotName);
       if (slot.isEmpty()) {
         return false;
       }
-      long remaining = deadline - System.nanoTime();
+      long remaining = deadline - ticker.nanoTime();
       if (slot.get().active()) {
         if (remaining <= 0) {
           throw deletionTimeout(slotName, slot.get(), timeout);
@@ -167,7 +180,7 @@ public final class SlotAdmin {
         if ("42704".equals(state)) {
           return false;
         }
-        if ("55006".equals(state) && deadline - System.nanoTime() > 0) {
+        if ("55006".equals(state) && deadline - ticker.nanoTime() > 0) {
           // A process acquired the slot between the look-up and the drop: terminate it again.
           continue;
         }

@@ -22,7 +22,21 @@ import org.pgetl.model.TableId;
  * its thread is named {@code pgetl-sync-<pipeline>-<table oid>}.
  */
 public final class SyncPool {
+  /** What a pool thread runs for one table: the table-sync worker (a stand-in in tests). */
+  interface Body {
+    /**
+     * Runs the work of one table on the calling pool thread.
+     *
+     * @param ctx the generation
+     * @param table the table
+     * @param priorAttempts timed retries already made for the table's last failure
+     * @param stop the table's own stop signal
+     */
+    void run(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop);
+  }
+
   private final EngineContext ctx;
+  private final Body body;
   private final ThreadPoolExecutor executor;
   private final Map<TableId, StopSignal> stops = new ConcurrentHashMap<>();
   private final Set<Thread> busy = ConcurrentHashMap.newKeySet();
@@ -33,7 +47,15 @@ public final class SyncPool {
    * @param ctx the generation
    */
   public SyncPool(EngineContext ctx) {
+    this(
+        ctx,
+        (c, table, priorAttempts, stop) ->
+            new TableSyncWorker(c, table, priorAttempts, stop).run());
+  }
+
+  SyncPool(EngineContext ctx, Body body) {
     this.ctx = ctx;
+    this.body = body;
     int size = ctx.config.maxTableSyncWorkers();
     String pipelineId = ctx.config.pipelineId();
     AtomicInteger n = new AtomicInteger();
@@ -77,7 +99,7 @@ public final class SyncPool {
     thread.setName("pgetl-sync-" + ctx.config.pipelineId() + "-" + table);
     try {
       if (!stop.isRequested()) {
-        new TableSyncWorker(ctx, table, priorAttempts, stop).run();
+        body.run(ctx, table, priorAttempts, stop);
       }
     } finally {
       thread.setName(poolName);
@@ -111,13 +133,14 @@ public final class SyncPool {
    * Waits for every worker to end (after a stop request), until a deadline; queued workers see the
    * stop and end at once.
    *
-   * @param deadlineNanos the deadline, in {@link System#nanoTime()} terms
+   * @param deadlineNanos the deadline, in the terms of the generation's {@link
+   *     org.pgetl.core.internal.time.Ticker#nanoTime()}
    * @return the threads still running a worker at the deadline
    */
   public List<Thread> awaitAll(long deadlineNanos) {
     executor.shutdown();
     try {
-      long left = deadlineNanos - System.nanoTime();
+      long left = deadlineNanos - ctx.ticker.nanoTime();
       if (executor.awaitTermination(Math.max(0, left), TimeUnit.NANOSECONDS)) {
         return List.of();
       }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
+import org.pgetl.PipelineConfig;
 import org.pgetl.core.internal.apply.ApplyLoop;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.copy.CopyPlanner;
@@ -123,7 +124,7 @@ final class TableSyncWorker {
   /** Drops this table's slot; a failure is logged: every start drops leftover slots anyway. */
   private boolean dropSlot() {
     try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table))) {
-      new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+      new SlotAdmin(c, ctx.ticker).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
       return true;
     } catch (EtlException | java.sql.SQLException e) {
       LOG.warn(
@@ -164,7 +165,7 @@ final class TableSyncWorker {
         return;
       }
       // 2. the old slot goes; 3. our own leftovers go; 4. DataSync
-      new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+      new SlotAdmin(c, ctx.ticker).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
     } catch (java.sql.SQLException e) {
       throw org.pgetl.core.internal.pg.PgErrors.map(e, "table-sync of " + table + " failed");
     }
@@ -198,7 +199,13 @@ final class TableSyncWorker {
           TableCopier.Source source = copySource(snapshotCatalog, schema, published);
           copied =
               new TableCopier(
-                      ctx.config, ctx.connector, ctx.destination, ctx.metrics, stop, ctx.shutdown)
+                      ctx.config,
+                      ctx.connector,
+                      ctx.destination,
+                      ctx.metrics,
+                      stop,
+                      ctx.shutdown,
+                      ctx.ticker)
                   .copy(source, snapshotId, attempt, n -> ctx.board.addRowsCopied(table, n));
           if (copied.stopped()) {
             return;
@@ -226,7 +233,7 @@ final class TableSyncWorker {
       ctx.tables.copyFinished(table);
       try {
         ctx.store.recordCopy(
-            table, new CopyRecord(attempt, copied.rows(), copied.batches(), Instant.now()));
+            table, new CopyRecord(attempt, copied.rows(), copied.batches(), ctx.ticker.now()));
       } catch (EtlException e) {
         LOG.warn(
             "pipeline {}: could not record the copy of {}: {}", pipelineId, table, e.getMessage());
@@ -271,7 +278,7 @@ final class TableSyncWorker {
    * once, and the pipeline stops following it.
    */
   private void leftThePublication(Connection c) {
-    new SlotAdmin(c).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+    new SlotAdmin(c, ctx.ticker).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
     ctx.tables.remove(table);
     LOG.info(
         "pipeline {}: table {} left the publication; its state and slot are deleted",
@@ -362,6 +369,28 @@ final class TableSyncWorker {
     }
   }
 
+  /**
+   * Decides how a table whose worker failed is retried: a timed retry, {@link Backoff#delay} after
+   * {@code now}, while the failure asks for one and attempts are left (outages are retried for as
+   * long as they last); otherwise as the failure's directive says.
+   *
+   * @param e the failure
+   * @param priorAttempts timed retries already made
+   * @param config the retry settings
+   * @param now the current time
+   * @return the policy to store with the table's {@code Errored} state
+   */
+  static RetryPolicy retryPolicy(
+      EtlException e, int priorAttempts, PipelineConfig config, Instant now) {
+    if (e.directive() == RetryDirective.TIMED
+        && (Backoff.isOutage(e.kind()) || priorAttempts < config.retryMaxAttempts())) {
+      return new RetryPolicy.Timed(now.plus(Backoff.delay(config, priorAttempts)), priorAttempts);
+    } else if (e.directive() == RetryDirective.NONE) {
+      return RetryPolicy.NONE;
+    }
+    return RetryPolicy.MANUAL;
+  }
+
   private void fail(EtlException e) {
     if (stop.isRequested() || ctx.shutdown.isRequested()) {
       LOG.info(
@@ -381,17 +410,7 @@ final class TableSyncWorker {
           e.getMessage());
       return;
     }
-    RetryPolicy policy;
-    if (e.directive() == RetryDirective.TIMED
-        && (Backoff.isOutage(e.kind()) || priorAttempts < ctx.config.retryMaxAttempts())) {
-      policy =
-          new RetryPolicy.Timed(
-              Instant.now().plus(Backoff.delay(ctx.config, priorAttempts)), priorAttempts);
-    } else if (e.directive() == RetryDirective.NONE) {
-      policy = RetryPolicy.NONE;
-    } else {
-      policy = RetryPolicy.MANUAL;
-    }
+    RetryPolicy policy = retryPolicy(e, priorAttempts, ctx.config, ctx.ticker.now());
     LOG.warn(
         "pipeline {}: table {} errored ({}); retry {}: {}",
         pipelineId,
