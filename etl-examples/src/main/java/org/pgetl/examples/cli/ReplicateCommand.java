@@ -25,8 +25,8 @@ import org.pgetl.destination.Destination;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableName;
-import org.pgetl.store.LeaseHolder;
 import org.pgetl.store.PipelineStore;
+import org.pgetl.store.PipelineStore.LeaseHolder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -29,7 +29,7 @@ import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.pg.SnapshotMode;
 import org.pgetl.core.internal.pg.TableSize;
 import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -39,9 +39,8 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.store.CopyRecord;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.PipelineStore.CopyRecord;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -381,26 +380,36 @@ final class TableSyncWorker {
           e.getMessage());
       return;
     }
-    RetryPolicy policy;
+    TableState.Errored errored;
     if (e.directive() == RetryDirective.TIMED
         && (Backoff.isOutage(e.kind()) || priorAttempts < ctx.config.retryMaxAttempts())) {
-      policy =
-          new RetryPolicy.Timed(
-              Instant.now().plus(Backoff.delay(ctx.config, priorAttempts)), priorAttempts);
-    } else if (e.directive() == RetryDirective.NONE) {
-      policy = RetryPolicy.NONE;
+      errored =
+          new TableState.Errored(
+              e.kind(),
+              e.getMessage(),
+              e.hint(),
+              RetryDirective.TIMED,
+              Instant.now().plus(Backoff.delay(ctx.config, priorAttempts)),
+              priorAttempts);
     } else {
-      policy = RetryPolicy.MANUAL;
+      errored =
+          new TableState.Errored(
+              e.kind(),
+              e.getMessage(),
+              e.hint(),
+              e.directive() == RetryDirective.NONE ? RetryDirective.NONE : RetryDirective.MANUAL);
     }
     LOG.warn(
         "pipeline {}: table {} errored ({}); retry {}: {}",
         pipelineId,
         table,
         e.getMessage(),
-        policy,
+        errored.retry() == RetryDirective.TIMED
+            ? "at " + errored.nextRetry() + " (attempt " + (errored.attempts() + 1) + ")"
+            : errored.retry(),
         e.hint());
     try {
-      ctx.tables.error(table, new TableState.Errored(e.kind(), e.getMessage(), e.hint(), policy));
+      ctx.tables.error(table, errored);
     } catch (EtlException storeFailure) {
       storeFailure.addSuppressed(e);
       if (Backoff.isOutage(storeFailure.kind())) {
