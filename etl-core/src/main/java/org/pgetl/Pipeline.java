@@ -10,7 +10,7 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.TableRequest;
+import org.pgetl.store.PipelineStore.TableRequest;
 
 /**
  * A replication pipeline: copies every table of a publication into a {@link Destination}, then

@@ -40,7 +40,7 @@ public record PipelineStatus(
     java.time.Instant lagSampledAt,
     List<String> errors,
     long epoch,
-    org.pgetl.store.LeaseHolder leaseHolder) {
+    org.pgetl.store.PipelineStore.LeaseHolder leaseHolder) {
 
   /** What a pipeline is doing. */
   public enum Phase {

@@ -2,6 +2,8 @@ package org.pgetl.lifecycle;
 
 import java.util.Objects;
 import java.util.Optional;
+import org.pgetl.store.PipelineStore;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
 
 /**
  * Changes a destination's lifecycle from Java: pause, resume, drain. The running pipeline follows
@@ -11,14 +13,14 @@ import java.util.Optional;
  * does it, with SQL (see {@code docs/operations.md}).
  */
 public final class LifecycleAdmin {
-  private final DestinationLifecycleStore store;
+  private final PipelineStore store;
 
   /**
    * Creates an admin over a pipeline's store.
    *
    * @param store the pipeline's store (its lifecycle rows)
    */
-  public LifecycleAdmin(DestinationLifecycleStore store) {
+  public LifecycleAdmin(PipelineStore store) {
     this.store = Objects.requireNonNull(store, "store");
   }
 

@@ -11,10 +11,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantLock;
-import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
@@ -33,7 +32,7 @@ public final class MemoryStore implements PipelineStore {
   private final Map<TableId, Deque<TableState>> states = new HashMap<>();
   private final Map<ProgressKey, Lsn> progress = new HashMap<>();
   private final Map<TableId, TreeMap<Lsn, ReplicatedTableSchema>> schemas = new HashMap<>();
-  private final Map<TableId, DestinationTableMetadata> metadata = new HashMap<>();
+  private final Map<TableId, TableMetadata> metadata = new HashMap<>();
   private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
   private final Map<Long, TableRequest> requests = new TreeMap<>();
   private final Map<TableId, CopyRecord> copies = new HashMap<>();
@@ -246,7 +245,7 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public Optional<DestinationTableMetadata> get(TableId table) {
+  public Optional<TableMetadata> get(TableId table) {
     lock.lock();
     try {
       return Optional.ofNullable(metadata.get(table));
@@ -256,7 +255,7 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
-  public void put(TableId table, DestinationTableMetadata value) {
+  public void put(TableId table, TableMetadata value) {
     Objects.requireNonNull(value, "metadata");
     lock.lock();
     try {
@@ -428,9 +427,9 @@ public final class MemoryStore implements PipelineStore {
   private boolean leaseReleased = true;
 
   @Override
-  public PipelineLease lease(String holder) {
+  public Lease lease(String holder) {
     Objects.requireNonNull(holder, "holder");
-    return new PipelineLease() {
+    return new Lease() {
       private boolean closed;
       private boolean previousReleased = true;
 

@@ -1,23 +1,272 @@
 package org.pgetl.store;
 
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
 import org.pgetl.destination.DestinationTableMetadataStore;
-import org.pgetl.lifecycle.DestinationLifecycleStore;
+import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
 
 /**
- * Everything a pipeline persists, scoped to one pipeline id: table states and progress, schema
- * versions, destination table metadata, the table life-cycle operations and the operator's
- * destination lifecycle rows. {@link MemoryStore} keeps it in memory; {@code PostgresStore} (module
- * etl-postgres-store) in PostgreSQL.
+ * The store SPI: everything a pipeline persists, scoped to one pipeline id — table states with
+ * their history and the workers' durable progress, schema versions, destination table metadata (the
+ * inherited {@link DestinationTableMetadataStore}), the multi-row operations of a table's life, the
+ * operator's table requests and destination lifecycle rows, and the pipeline's lease. {@link
+ * MemoryStore} keeps it in memory; {@code PostgresStore} (module etl-postgres-store) in PostgreSQL.
+ * A store implementer implements this one interface; the records it trades are nested in it.
  *
- * <p>Implementations are thread-safe and never hold a global lock across I/O.
+ * <p>Implementations are thread-safe and never hold a global lock across I/O. Reads of table states
+ * are served from a cache that stays consistent with the backing storage after every write. Every
+ * method may throw {@link org.pgetl.error.EtlException} of kind {@code STATE_STORE_ERROR} when the
+ * backing storage fails.
  */
-public interface PipelineStore
-    extends StateStore,
-        SchemaStore,
-        DestinationTableMetadataStore,
-        TableLifecycleStore,
-        DestinationLifecycleStore,
-        AutoCloseable {
+public interface PipelineStore extends DestinationTableMetadataStore, AutoCloseable {
+
+  // --- table states and durable progress
+
+  /**
+   * Returns the pipeline this store is scoped to.
+   *
+   * @return the pipeline id
+   */
+  String pipelineId();
+
+  /**
+   * Reads every current table state from the backing storage and refreshes the cache. Called at
+   * pipeline start.
+   *
+   * @return the current state of every table that has one
+   */
+  Map<TableId, TableState> loadTableStates();
+
+  /**
+   * Returns the cached current state of every table.
+   *
+   * @return an immutable snapshot
+   */
+  Map<TableId, TableState> tableStates();
+
+  /**
+   * Returns the cached current state of a table.
+   *
+   * @param table the table
+   * @return the state, or empty when the table has none
+   */
+  Optional<TableState> tableState(TableId table);
+
+  /**
+   * Stores a new current state for a table; the previous one stays in the history, so it can be
+   * rolled back to.
+   *
+   * @param table the table
+   * @param state a persisted state (not {@code SyncWait} or {@code Catchup})
+   * @throws IllegalArgumentException for a memory-only state
+   */
+  void updateTableState(TableId table, TableState state);
+
+  /**
+   * Stores new current states for several tables atomically.
+   *
+   * @param states the new states; each persisted
+   */
+  void updateTableStates(Map<TableId, TableState> states);
+
+  /**
+   * Makes a table's previous state current again (one step), deleting the current one.
+   *
+   * @param table the table
+   * @return the state that is current now
+   * @throws org.pgetl.error.EtlException of kind {@code STATE_ROLLBACK_ERROR} when there is no
+   *     previous state
+   */
+  TableState rollbackTableState(TableId table);
+
+  /**
+   * Deletes a table's state history and makes {@code Init} its current state: the table is copied
+   * again.
+   *
+   * @param table the table
+   */
+  void resetTableState(TableId table);
+
+  /**
+   * Returns a table's state history, the current state first.
+   *
+   * @param table the table
+   * @return the states, newest first; empty when the table has none
+   */
+  List<TableState> tableStateHistory(TableId table);
+
+  /**
+   * Returns the durable progress of a worker: every change before this LSN is durable in the
+   * destination.
+   *
+   * @param key the worker
+   * @return the LSN, or empty when none was stored
+   */
+  Optional<Lsn> progress(ProgressKey key);
+
+  /**
+   * Advances the durable progress of a worker. Monotonic: a smaller LSN than the stored one leaves
+   * it unchanged.
+   *
+   * @param key the worker
+   * @param lsn the new durable point
+   * @return the stored progress after the call (at least {@code lsn})
+   */
+  Lsn advanceProgress(ProgressKey key, Lsn lsn);
+
+  /**
+   * Deletes the progress of a worker.
+   *
+   * @param key the worker
+   */
+  void deleteProgress(ProgressKey key);
+
+  // --- schema versions. A version is a ReplicatedTableSchema exactly as the destination received
+  // it (columns, published columns, replica identity), keyed by the LSN from which it applies
+  // (schema.tableSchema().snapshotLsn()), so that a restart decodes old WAL with the schema of its
+  // time and asks the destination to drop exactly what it was told to create. A store returns what
+  // it was given, field for field.
+
+  /**
+   * Returns the version of a table's schema that applies at {@code lsn}: the newest one whose
+   * snapshot LSN is at or before it.
+   *
+   * @param table the table
+   * @param lsn the position
+   * @return the schema, or empty when no version is that old
+   */
+  Optional<ReplicatedTableSchema> tableSchema(TableId table, Lsn lsn);
+
+  /**
+   * Returns every stored version of a table's schema, oldest first.
+   *
+   * @param table the table
+   * @return the versions
+   */
+  List<ReplicatedTableSchema> tableSchemas(TableId table);
+
+  /**
+   * Stores a version of a table's schema. Storing the same (table, snapshot LSN) again replaces it.
+   *
+   * @param schema the version, as the destination is told it
+   */
+  void storeTableSchema(ReplicatedTableSchema schema);
+
+  /**
+   * Deletes the versions that no restart can need: those older than the newest version at or before
+   * {@code durableLsn}.
+   *
+   * @param table the table
+   * @param durableLsn a position every restart resumes at or after
+   * @return how many versions were deleted
+   */
+  int pruneTableSchemas(TableId table, Lsn durableLsn);
+
+  // --- the multi-row operations of a table's life in the pipeline, each atomic
+
+  /**
+   * Prepares a table for a copy from scratch: deletes its destination metadata, its stored schema
+   * versions and its table-sync progress; keeps its state. Called after the destination dropped
+   * what an earlier attempt wrote.
+   *
+   * @param table the table
+   */
+  void prepareTableForCopy(TableId table);
+
+  /**
+   * Makes {@code Init} the current state of every table and deletes the apply progress: every table
+   * is copied again (used when the apply slot had to be recreated). Schemas, metadata and
+   * table-sync progress stay, so each copy can still drop what the destination holds.
+   */
+  void resetAllTablesForResync();
+
+  /**
+   * Deletes everything of a table: its state history, schema versions, destination metadata and
+   * table-sync progress (used when a table leaves the publication).
+   *
+   * @param table the table
+   */
+  void deleteTable(TableId table);
+
+  /**
+   * Deletes every row of the pipeline except its destination lifecycle rows (used when a
+   * destination is retired): states, progress, schemas, destination metadata.
+   */
+  void deletePipelineState();
+
+  /**
+   * Records an operator's request for a table, for the running pipeline (which reads requests with
+   * its lifecycle poll) or the next start.
+   *
+   * @param table the table
+   * @param action what to do
+   * @param requestedBy who asks, or null
+   * @return the request as stored
+   */
+  TableRequest requestTableAction(TableId table, TableRequest.Action action, String requestedBy);
+
+  /**
+   * Returns the requests not yet carried out, oldest first.
+   *
+   * @return the pending requests
+   */
+  List<TableRequest> tableRequests();
+
+  /**
+   * Deletes a request that was carried out (or could not apply). Unknown ids are ignored.
+   *
+   * @param requestId the request's id
+   */
+  void completeTableRequest(long requestId);
+
+  /**
+   * Records the last finished copy of a table, replacing the one before.
+   *
+   * @param table the table
+   * @param copy the copy
+   */
+  void recordCopy(TableId table, CopyRecord copy);
+
+  /**
+   * Returns the last finished copy of every table that has one.
+   *
+   * @return the copies, by table
+   */
+  Map<TableId, CopyRecord> copies();
+
+  // --- the operator's lifecycle rows of the pipeline's destinations
+
+  /**
+   * Reads the lifecycle row of a destination.
+   *
+   * @param destinationName the destination's {@code name()}
+   * @return the row, or empty when none exists (which means {@link LifecycleState#ACTIVE})
+   * @throws org.pgetl.error.EtlException of kind {@code STATE_STORE_ERROR} when the read fails
+   */
+  Optional<LifecycleRecord> readLifecycle(String destinationName);
+
+  /**
+   * Writes (upserts) the lifecycle row of a destination. Refuses {@link LifecycleState#RETIRED}:
+   * only an operator retires a destination, with SQL.
+   *
+   * @param destinationName the destination's {@code name()}
+   * @param state {@code ACTIVE}, {@code PAUSED} or {@code DRAINING}
+   * @param reason why, or null
+   * @param updatedBy who, or null
+   * @throws org.pgetl.error.EtlException of kind {@code CONFIG_ERROR} for {@code RETIRED}
+   */
+  void writeLifecycle(
+      String destinationName, LifecycleState state, String reason, String updatedBy);
+
+  // --- the lease
 
   /**
    * Returns a new handle on the pipeline's lease, for one pipeline instance.
@@ -25,9 +274,202 @@ public interface PipelineStore
    * @param holder how the instance describes itself to others (host, process id, application)
    * @return the handle, not yet holding the lease
    */
-  PipelineLease lease(String holder);
+  Lease lease(String holder);
 
   /** Releases the store's resources (connection pool). Idempotent. */
   @Override
   default void close() {}
+
+  /**
+   * Whose durable progress a stored LSN is: the apply worker's, or one table-sync worker's.
+   *
+   * @param worker the worker kind
+   * @param table the table of a table-sync worker, null for the apply worker
+   */
+  record ProgressKey(WorkerKind worker, TableId table) {
+    /** The kind of worker that owns a progress row. */
+    public enum WorkerKind {
+      /** The apply worker (one per pipeline). */
+      APPLY,
+      /** A table-sync worker (one per table while it syncs). */
+      TABLE_SYNC
+    }
+
+    private static final ProgressKey APPLY = new ProgressKey(WorkerKind.APPLY, null);
+
+    /** Validates that only table-sync keys name a table. */
+    public ProgressKey {
+      Objects.requireNonNull(worker, "worker");
+      if ((worker == WorkerKind.APPLY) != (table == null)) {
+        throw new IllegalArgumentException("only table-sync progress names a table");
+      }
+    }
+
+    /**
+     * Returns the key of the apply worker's progress.
+     *
+     * @return the key
+     */
+    public static ProgressKey apply() {
+      return APPLY;
+    }
+
+    /**
+     * Returns the key of a table-sync worker's progress.
+     *
+     * @param table the table
+     * @return the key
+     */
+    public static ProgressKey tableSync(TableId table) {
+      return new ProgressKey(WorkerKind.TABLE_SYNC, Objects.requireNonNull(table, "table"));
+    }
+
+    @Override
+    public String toString() {
+      return worker == WorkerKind.APPLY ? "apply" : "table_sync:" + table;
+    }
+  }
+
+  /**
+   * The last finished copy of a table: what {@code pgetl tables list} and a monitoring query show.
+   * Stored when the copy's {@code Finish} barrier was answered durable.
+   *
+   * @param attemptId the copy attempt
+   * @param rows the rows copied
+   * @param batches the batches sent
+   * @param finishedAt when the copy finished
+   */
+  record CopyRecord(UUID attemptId, long rows, long batches, Instant finishedAt) {
+    /** Validates the components. */
+    public CopyRecord {
+      Objects.requireNonNull(attemptId, "attemptId");
+      Objects.requireNonNull(finishedAt, "finishedAt");
+    }
+  }
+
+  /**
+   * An operator's request for one table, kept by the store until the pipeline carried it out: the
+   * running pipeline picks it up within a lifecycle poll interval, a stopped one at its next start.
+   * Requests come from {@code Pipeline.resyncTable}/{@code retryTable} or from another process (the
+   * {@code pgetl tables} command).
+   *
+   * @param id the store's id of the request
+   * @param table the table
+   * @param action what to do
+   * @param requestedBy who asked, or null
+   * @param requestedAt when
+   */
+  record TableRequest(
+      long id, TableId table, Action action, String requestedBy, Instant requestedAt) {
+
+    /** What an operator can ask for a table. */
+    public enum Action {
+      /**
+       * Copy the table again from scratch: its worker (if any) stops, its state becomes {@code
+       * Init}, and the destination is told through {@code dropTableForCopy}.
+       */
+      RESYNC,
+      /** Retry an {@code Errored} table now (its state is rolled back one step). */
+      RETRY
+    }
+
+    /** Validates the components. */
+    public TableRequest {
+      Objects.requireNonNull(table, "table");
+      Objects.requireNonNull(action, "action");
+      Objects.requireNonNull(requestedAt, "requestedAt");
+    }
+  }
+
+  /**
+   * One row of the destination lifecycle table, as stored (the state is kept raw so that an unknown
+   * value can be reported).
+   *
+   * @param destinationName the destination's {@code name()}
+   * @param rawState the stored state value
+   * @param reason why the operator changed it, or null
+   * @param updatedBy who changed it, or null
+   * @param updatedAt when it was changed
+   */
+  record LifecycleRecord(
+      String destinationName, String rawState, String reason, String updatedBy, Instant updatedAt) {
+    /** Validates the components. */
+    public LifecycleRecord {
+      Objects.requireNonNull(destinationName, "destinationName");
+      Objects.requireNonNull(rawState, "rawState");
+      Objects.requireNonNull(updatedAt, "updatedAt");
+    }
+  }
+
+  /**
+   * The lease that lets one instance of a pipeline run at a time: before it touches a slot, a state
+   * row or the destination, an instance acquires it; another instance of the same pipeline id waits
+   * (standby) or fails. Each acquisition increments a persisted <em>epoch</em>, a fencing token the
+   * destination sees ({@code DestinationContext.epoch()}).
+   *
+   * <p>A handle belongs to one pipeline instance; {@link #tryAcquire()}, {@link #isHeld} and {@link
+   * #close()} are called from its supervisor, {@link #holder()} from any thread. {@code
+   * PostgresStore} keeps the lease as a session advisory lock on a connection of its own (the
+   * server releases it when that session ends, a kill -9 included) and the epoch in a row; {@code
+   * MemoryStore} keeps it in the store instance, so that two pipelines sharing one memory store in
+   * one JVM behave the same.
+   */
+  interface Lease extends AutoCloseable {
+
+    /**
+     * Tries to take the lease, once, without waiting.
+     *
+     * @return the new epoch when this handle holds the lease now (also when it already did: then
+     *     the epoch of that acquisition), empty when another instance holds it
+     * @throws org.pgetl.error.EtlException of kind {@code STATE_STORE_ERROR} when the store fails
+     */
+    Optional<Long> tryAcquire();
+
+    /**
+     * Returns true when the holder before the last successful {@link #tryAcquire()} released the
+     * lease itself (a clean stop), or there was none: then it stopped before, and the new holder
+     * may act at once. After a lost lease (a killed process, a cut network) the new holder waits
+     * its takeover delay first.
+     *
+     * @return whether the previous holder released the lease
+     */
+    boolean previousHolderReleased();
+
+    /**
+     * Checks that this handle still holds the lease, waiting at most {@code timeout} for the store.
+     * Never throws: a check that fails or does not finish in time means the lease is lost, and the
+     * handle must {@link #tryAcquire()} again (with a new epoch) to hold it.
+     *
+     * @param timeout the longest wait
+     * @return true when the lease is confirmed held
+     */
+    boolean isHeld(Duration timeout);
+
+    /**
+     * Returns who holds the lease now, as far as the store knows.
+     *
+     * @return the holder, or empty when nobody holds it
+     * @throws org.pgetl.error.EtlException of kind {@code STATE_STORE_ERROR} when the store fails
+     */
+    Optional<LeaseHolder> holder();
+
+    /** Releases the lease if held, and the handle's resources. Idempotent. */
+    @Override
+    void close();
+  }
+
+  /**
+   * Who holds a pipeline's lease.
+   *
+   * @param holder the holder's description: host, process id and application, as it gave them
+   * @param epoch the epoch of its acquisition
+   * @param since when it acquired the lease
+   */
+  record LeaseHolder(String holder, long epoch, Instant since) {
+    /** Validates the components. */
+    public LeaseHolder {
+      Objects.requireNonNull(holder, "holder");
+      Objects.requireNonNull(since, "since");
+    }
+  }
 }

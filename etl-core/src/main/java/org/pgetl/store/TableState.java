@@ -1,7 +1,9 @@
 package org.pgetl.store;
 
+import java.time.Instant;
 import java.util.Objects;
 import org.pgetl.error.ErrorKind;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
 
 /**
@@ -188,12 +190,26 @@ public sealed interface TableState
    * The table's replication failed; it is skipped until retried per {@code retry}. Other tables go
    * on.
    *
+   * <p>The retry is the failure's {@link RetryDirective}, made concrete for this table: {@code
+   * TIMED} names when ({@code nextRetry}) and how many timed retries were already made ({@code
+   * attempts}); {@code MANUAL} waits until an operator rolls the table state back ({@link
+   * PipelineStore#rollbackTableState}) or resets it ({@link PipelineStore#resetTableState}); {@code
+   * NONE} is final.
+   *
    * @param kind the error kind of the failure
    * @param reason what failed
    * @param hint what an operator should do
    * @param retry when the table is tried again
+   * @param nextRetry when a {@code TIMED} retry is due (also after a restart); null otherwise
+   * @param attempts how many timed retries were already made for this failure, from 0
    */
-  record Errored(ErrorKind kind, String reason, String hint, RetryPolicy retry)
+  record Errored(
+      ErrorKind kind,
+      String reason,
+      String hint,
+      RetryDirective retry,
+      Instant nextRetry,
+      int attempts)
       implements TableState {
     /** Validates the components. */
     public Errored {
@@ -201,6 +217,24 @@ public sealed interface TableState
       Objects.requireNonNull(reason, "reason");
       Objects.requireNonNull(hint, "hint");
       Objects.requireNonNull(retry, "retry");
+      if ((retry == RetryDirective.TIMED) != (nextRetry != null)) {
+        throw new IllegalArgumentException("exactly a TIMED retry names its time, was " + retry);
+      }
+      if (attempts < 0) {
+        throw new IllegalArgumentException("attempts must be >= 0, was " + attempts);
+      }
+    }
+
+    /**
+     * Creates a state that waits for an operator ({@code MANUAL}) or is final ({@code NONE}).
+     *
+     * @param kind the error kind of the failure
+     * @param reason what failed
+     * @param hint what an operator should do
+     * @param retry {@code MANUAL} or {@code NONE}
+     */
+    public Errored(ErrorKind kind, String reason, String hint, RetryDirective retry) {
+      this(kind, reason, hint, retry, null, 0);
     }
 
     @Override

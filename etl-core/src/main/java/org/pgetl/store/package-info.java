@@ -1,5 +1,7 @@
 /**
- * The store SPI: what a pipeline persists ({@link org.pgetl.store.PipelineStore}), the table states
- * it moves through ({@link org.pgetl.store.TableState}), and {@link org.pgetl.store.MemoryStore}.
+ * The store SPI: {@link org.pgetl.store.PipelineStore}, the one interface a store implements
+ * (everything a pipeline persists, with the records it trades nested in it), the table states a
+ * table moves through ({@link org.pgetl.store.TableState}), and {@link
+ * org.pgetl.store.MemoryStore}.
  */
 package org.pgetl.store;

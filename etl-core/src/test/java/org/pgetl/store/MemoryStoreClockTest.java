@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import org.junit.jupiter.api.Test;
 import org.pgetl.model.TableId;
+import org.pgetl.store.PipelineStore.TableRequest;
 
 /** The memory store stamps what it records with the clock it was given. */
 class MemoryStoreClockTest {
@@ -28,7 +29,7 @@ class MemoryStoreClockTest {
         .isEqualTo(T0.plus(Duration.ofMinutes(2)));
 
     clock.advance(Duration.ofMinutes(3));
-    PipelineLease lease = store.lease("instance-a");
+    PipelineStore.Lease lease = store.lease("instance-a");
     assertThat(lease.tryAcquire()).contains(1L);
     assertThat(lease.holder().orElseThrow().since()).isEqualTo(T0.plus(Duration.ofMinutes(5)));
   }

@@ -1,12 +1,12 @@
 package org.pgetl.error;
 
 /**
- * The kind of an {@link EtlException}: where the failure comes from and, through {@link #policy()},
- * whether the pipeline retries it.
+ * The kind of an {@link EtlException}: where the failure comes from and, through {@link
+ * #directive()}, whether the pipeline retries it.
  *
  * <p>Kinds are grouped by {@link Group}. A destination reports its own failures with the {@code
  * DESTINATION_*} kinds; the engine uses the others. The mapping from kind to retry directive and
- * operator hint lives in {@link #policy()} and nowhere else.
+ * operator hint lives in one switch of this enum and nowhere else.
  */
 public enum ErrorKind {
   // --- source: the PostgreSQL server we replicate from
@@ -144,13 +144,29 @@ public enum ErrorKind {
   }
 
   /**
-   * Returns the retry directive and operator hint of this kind. This is the one place that decides
-   * them: only transient infrastructure failures are retried automatically; everything that needs a
-   * human (bad data, schema, credentials, a broken contract) waits for an operator.
+   * Returns what the pipeline does after a failure of this kind. This enum is the one place that
+   * decides it: only transient infrastructure failures are retried automatically; everything that
+   * needs a human (bad data, schema, credentials, a broken contract) waits for an operator.
    *
-   * @return the policy, never null
+   * @return the directive, never null
    */
-  public ErrorPolicy policy() {
+  public RetryDirective directive() {
+    return policy().directive();
+  }
+
+  /**
+   * Returns one sentence that tells an operator what to do about a failure of this kind.
+   *
+   * @return the hint, never null
+   */
+  public String hint() {
+    return policy().hint();
+  }
+
+  /** The directive and the hint of a kind, decided together. */
+  private record Policy(RetryDirective directive, String hint) {}
+
+  private Policy policy() {
     return switch (this) {
       case SOURCE_CONNECTION_FAILED ->
           timed(
@@ -296,15 +312,15 @@ public enum ErrorKind {
       " with a growing delay, retryMaxAttempts times in a row (a table's copy then waits for an"
           + " operator; the apply stream stops the pipeline: restart it once the cause is fixed)";
 
-  private static ErrorPolicy timed(String hint) {
-    return new ErrorPolicy(RetryDirective.TIMED, hint);
+  private static Policy timed(String hint) {
+    return new Policy(RetryDirective.TIMED, hint);
   }
 
-  private static ErrorPolicy manual(String hint) {
-    return new ErrorPolicy(RetryDirective.MANUAL, hint);
+  private static Policy manual(String hint) {
+    return new Policy(RetryDirective.MANUAL, hint);
   }
 
-  private static ErrorPolicy none(String hint) {
-    return new ErrorPolicy(RetryDirective.NONE, hint);
+  private static Policy none(String hint) {
+    return new Policy(RetryDirective.NONE, hint);
   }
 }

@@ -97,13 +97,12 @@ public class EtlException extends RuntimeException {
   }
 
   /**
-   * Returns the retry directive of this failure's kind; a shortcut for {@code
-   * kind().policy().directive()}.
+   * Returns the retry directive of this failure's kind; a shortcut for {@code kind().directive()}.
    *
    * @return the directive
    */
   public RetryDirective directive() {
-    return kind.policy().directive();
+    return kind.directive();
   }
 
   /**
@@ -112,7 +111,7 @@ public class EtlException extends RuntimeException {
    * @return the hint
    */
   public String hint() {
-    return kind.policy().hint();
+    return kind.hint();
   }
 
   /**

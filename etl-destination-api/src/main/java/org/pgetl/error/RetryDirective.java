@@ -3,7 +3,7 @@ package org.pgetl.error;
 /**
  * What the pipeline does after a failure of a given {@link ErrorKind}.
  *
- * <p>The directive of each kind is fixed in one place, {@link ErrorKind#policy()}.
+ * <p>The directive of each kind is fixed in one place, {@link ErrorKind#directive()}.
  */
 public enum RetryDirective {
   /**

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 

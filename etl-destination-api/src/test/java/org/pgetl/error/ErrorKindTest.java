@@ -12,9 +12,8 @@ class ErrorKindTest {
   void everyKindHasAGroupADirectiveAndAHint() {
     for (ErrorKind kind : ErrorKind.values()) {
       assertThat(kind.group()).as("%s", kind).isNotNull();
-      ErrorPolicy p = kind.policy();
-      assertThat(p.directive()).as("%s", kind).isNotNull();
-      assertThat(p.hint()).as("%s", kind).isNotBlank();
+      assertThat(kind.directive()).as("%s", kind).isNotNull();
+      assertThat(kind.hint()).as("%s", kind).isNotBlank();
     }
   }
 
@@ -22,7 +21,7 @@ class ErrorKindTest {
   void onlyTransientInfrastructureFailuresAreRetriedByThemselves() {
     EnumSet<ErrorKind> timed = EnumSet.noneOf(ErrorKind.class);
     for (ErrorKind kind : ErrorKind.values()) {
-      if (kind.policy().directive() == RetryDirective.TIMED) {
+      if (kind.directive() == RetryDirective.TIMED) {
         timed.add(kind);
       }
     }
@@ -38,7 +37,7 @@ class ErrorKindTest {
             ErrorKind.SOURCE_AUTHENTICATION_ERROR,
             ErrorKind.DESTINATION_CONTRACT_VIOLATION,
             ErrorKind.CONFIG_ERROR);
-    assertThat(ErrorKind.CONFIG_ERROR.policy().directive()).isEqualTo(RetryDirective.NONE);
+    assertThat(ErrorKind.CONFIG_ERROR.directive()).isEqualTo(RetryDirective.NONE);
   }
 
   @Test

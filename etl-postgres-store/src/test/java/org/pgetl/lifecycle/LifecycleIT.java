@@ -19,7 +19,7 @@ import org.pgetl.engine.LogCapture;
 import org.pgetl.model.Event;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableName;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 import org.pgetl.store.postgres.PostgresStore;
 import org.pgetl.testkit.TestDatabase;
@@ -480,7 +480,7 @@ class LifecycleIT {
       assertThat(barrier.events()).isEmpty();
       assertThat(barrier.durability())
           .isEqualTo(org.pgetl.destination.WriteDurability.REQUIRE_DURABLE);
-      assertThat(barrier.outcome()).contains(org.pgetl.destination.Outcome.DURABLE);
+      assertThat(barrier.outcome()).contains(org.pgetl.destination.AsyncResult.Outcome.DURABLE);
     }
   }
 

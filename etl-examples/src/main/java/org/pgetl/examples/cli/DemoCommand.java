@@ -24,9 +24,9 @@ import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
 import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.examples.destination.DuckDbDestination;
 import org.pgetl.model.TableId;
-import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
 import org.pgetl.store.postgres.PostgresStore;
 import org.pgetl.testkit.EmbeddedPostgres;
@@ -329,7 +329,7 @@ final class DemoCommand implements Callable<Integer> {
                 perSecond,
                 done));
         if (state instanceof TableState.Errored errored
-            && !(errored.retry() instanceof RetryPolicy.Timed)) {
+            && errored.retry() != RetryDirective.TIMED) {
           stuck = e.getValue().name() + ": " + errored.reason() + " (" + errored.hint() + ")";
         }
       }

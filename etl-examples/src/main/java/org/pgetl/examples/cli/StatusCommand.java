@@ -9,11 +9,11 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.lifecycle.LifecycleAdmin;
-import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.TableName;
-import org.pgetl.store.LeaseHolder;
-import org.pgetl.store.PipelineLease;
+import org.pgetl.store.PipelineStore.Lease;
+import org.pgetl.store.PipelineStore.LeaseHolder;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.pgetl.store.postgres.PostgresStore;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -81,7 +81,7 @@ final class StatusCommand implements Callable<Integer> {
   /** The lease: who holds it now (the advisory lock is granted), else its last holder. */
   private String lease(PostgresStore store, PgConnectionConfig storeDb) throws SQLException {
     Optional<LeaseHolder> holder;
-    try (PipelineLease lease = store.lease("pgetl status")) {
+    try (Lease lease = store.lease("pgetl status")) {
       holder = lease.holder();
     }
     if (holder.isPresent()) {

@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
@@ -802,8 +802,8 @@ final class DuckDbCatalog {
     }
   }
 
-  private static DestinationTableMetadata metadata(Table t, boolean applied) {
-    return new DestinationTableMetadata(t.displayName(), t.schemaSnapshotLsn, applied);
+  private static TableMetadata metadata(Table t, boolean applied) {
+    return new TableMetadata(t.displayName(), t.schemaSnapshotLsn, applied);
   }
 
   // --- helpers

@@ -137,7 +137,8 @@ public final class DuckDbDestination implements Destination {
 
   /**
    * Opens the file, creates the bookkeeping tables if needed, reads what earlier runs stored, and
-   * records each existing table's {@link org.pgetl.destination.DestinationTableMetadata}.
+   * records each existing table's {@link
+   * org.pgetl.destination.DestinationTableMetadataStore.TableMetadata}.
    *
    * @param context the pipeline's context
    * @throws EtlException ({@code DESTINATION_CONNECTION_FAILED}) when the file cannot be opened

@@ -16,8 +16,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
@@ -353,14 +353,13 @@ final class MirrorCatalog {
   }
 
   /**
-   * Announces a table's {@link DestinationTableMetadata} to the pipeline's store.
+   * Announces a table's {@link TableMetadata} to the pipeline's store.
    *
    * @param t the table
    * @param applied false while a schema change is not committed yet
    */
   void announce(Table t, boolean applied) {
-    metadata.put(
-        t.id(), new DestinationTableMetadata(t.quotedName(), t.schemaSnapshotLsn(), applied));
+    metadata.put(t.id(), new TableMetadata(t.quotedName(), t.schemaSnapshotLsn(), applied));
   }
 
   // --- creating and changing tables

@@ -248,8 +248,9 @@ public final class PostgresMirrorDestination implements Destination {
 
   /**
    * Connects to the target, creates the bookkeeping tables if needed, reads what earlier runs
-   * stored, records each existing table's {@link org.pgetl.destination.DestinationTableMetadata},
-   * and starts the writer threads.
+   * stored, records each existing table's {@link
+   * org.pgetl.destination.DestinationTableMetadataStore.TableMetadata}, and starts the writer
+   * threads.
    *
    * @param context the pipeline's context
    * @throws EtlException ({@code DESTINATION_CONNECTION_FAILED}, {@code

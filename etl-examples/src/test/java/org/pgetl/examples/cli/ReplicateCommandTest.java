@@ -43,8 +43,8 @@ class ReplicateCommandTest {
 
   @Test
   void aStandbySaysWhichInstanceIsActive() {
-    org.pgetl.store.LeaseHolder holder =
-        new org.pgetl.store.LeaseHolder(
+    org.pgetl.store.PipelineStore.LeaseHolder holder =
+        new org.pgetl.store.PipelineStore.LeaseHolder(
             "db1 pid 4242 (postgres-mirror)", 7, java.time.Instant.parse("2025-01-02T03:04:05Z"));
     PipelineStatus standby =
         new PipelineStatus(
@@ -82,7 +82,7 @@ class ReplicateCommandTest {
       String line = ErrorReport.describe(new EtlException(kind, "it failed"));
       assertThat(line).as("%s", kind).contains(". hint: ");
       assertThat(line).as("%s", kind).doesNotContain("by itself");
-      if (kind.policy().directive() == RetryDirective.TIMED) {
+      if (kind.directive() == RetryDirective.TIMED) {
         assertThat(line).as("%s", kind).contains("run the command again");
       }
     }

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;

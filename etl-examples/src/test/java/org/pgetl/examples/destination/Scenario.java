@@ -18,11 +18,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
-import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
@@ -359,7 +359,7 @@ final class Scenario {
 
   /** A metadata store in memory. */
   static final class Context implements DestinationContext {
-    final Map<TableId, DestinationTableMetadata> metadata = new ConcurrentHashMap<>();
+    final Map<TableId, TableMetadata> metadata = new ConcurrentHashMap<>();
 
     @Override
     public String pipelineId() {
@@ -375,12 +375,12 @@ final class Scenario {
     public DestinationTableMetadataStore tableMetadata() {
       return new DestinationTableMetadataStore() {
         @Override
-        public Optional<DestinationTableMetadata> get(TableId table) {
+        public Optional<TableMetadata> get(TableId table) {
           return Optional.ofNullable(metadata.get(table));
         }
 
         @Override
-        public void put(TableId table, DestinationTableMetadata m) {
+        public void put(TableId table, TableMetadata m) {
           metadata.put(table, m);
         }
       };

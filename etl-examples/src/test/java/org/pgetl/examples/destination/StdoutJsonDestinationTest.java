@@ -28,7 +28,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;

@@ -12,8 +12,8 @@ import javax.sql.DataSource;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableName;
-import org.pgetl.store.LeaseHolder;
-import org.pgetl.store.PipelineLease;
+import org.pgetl.store.PipelineStore.Lease;
+import org.pgetl.store.PipelineStore.LeaseHolder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * {@link #isHeld} checks it on that same connection with a socket timeout, so that a cut network is
  * noticed within the check's bound even when the server has not noticed yet.
  */
-final class PostgresLease implements PipelineLease {
+final class PostgresLease implements Lease {
   private static final Logger LOG = LoggerFactory.getLogger(PostgresLease.class);
 
   private final DataSource dataSource;

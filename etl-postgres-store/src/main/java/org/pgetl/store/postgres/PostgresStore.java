@@ -23,10 +23,9 @@ import javax.sql.DataSource;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.core.internal.pg.ConnectionUrl;
 import org.pgetl.core.internal.pg.Secrets;
-import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
@@ -34,10 +33,11 @@ import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
-import org.pgetl.store.CopyRecord;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.TableRequest;
+import org.pgetl.store.PipelineStore.CopyRecord;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
+import org.pgetl.store.PipelineStore.ProgressKey;
+import org.pgetl.store.PipelineStore.TableRequest;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,7 +94,7 @@ public final class PostgresStore implements PipelineStore {
   private final ConcurrentHashMap<TableId, NavigableMap<Lsn, ReplicatedTableSchema>> schemas =
       new ConcurrentHashMap<>();
   // Optional.empty() caches "no metadata"; a table absent from the map is not loaded yet.
-  private final ConcurrentHashMap<TableId, Optional<DestinationTableMetadata>> metadata =
+  private final ConcurrentHashMap<TableId, Optional<TableMetadata>> metadata =
       new ConcurrentHashMap<>();
 
   private PostgresStore(PostgresStoreConfig config, HikariDataSource pool, DataSource dataSource) {
@@ -576,8 +576,8 @@ public final class PostgresStore implements PipelineStore {
   // ---------------------------------------------------------------- destination table metadata
 
   @Override
-  public Optional<DestinationTableMetadata> get(TableId table) {
-    Optional<DestinationTableMetadata> cached = metadata.get(table);
+  public Optional<TableMetadata> get(TableId table) {
+    Optional<TableMetadata> cached = metadata.get(table);
     if (cached != null) {
       return cached;
     }
@@ -587,7 +587,7 @@ public final class PostgresStore implements PipelineStore {
       if (cached != null) {
         return cached;
       }
-      Optional<DestinationTableMetadata> loaded =
+      Optional<TableMetadata> loaded =
           jdbc.autocommit(
               "reading the destination metadata of table " + table,
               c -> {
@@ -599,7 +599,7 @@ public final class PostgresStore implements PipelineStore {
                       return Optional.empty();
                     }
                     return Optional.of(
-                        new DestinationTableMetadata(
+                        new TableMetadata(
                             rs.getString(1), Lsn.parse(rs.getString(2)), rs.getBoolean(3)));
                   }
                 }
@@ -612,7 +612,7 @@ public final class PostgresStore implements PipelineStore {
   }
 
   @Override
-  public void put(TableId table, DestinationTableMetadata value) {
+  public void put(TableId table, TableMetadata value) {
     Objects.requireNonNull(table, "table");
     Objects.requireNonNull(value, "metadata");
     TableLocks.Held held = locks.table(table);
@@ -894,7 +894,7 @@ public final class PostgresStore implements PipelineStore {
   // ---------------------------------------------------------------- lease
 
   @Override
-  public org.pgetl.store.PipelineLease lease(String holder) {
+  public org.pgetl.store.PipelineStore.Lease lease(String holder) {
     Objects.requireNonNull(holder, "holder");
     return new PostgresLease(dataSource, config.schema(), pipelineId, holder);
   }

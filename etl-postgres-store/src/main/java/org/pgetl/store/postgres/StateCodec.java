@@ -8,8 +8,8 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
-import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
 
 /**
@@ -88,17 +88,14 @@ final class StateCodec {
       kind = e.kind().name();
       reason = withoutNul(e.reason());
       hint = withoutNul(e.hint());
-      RetryPolicy retry = e.retry();
-      if (retry instanceof RetryPolicy.Timed timed) {
-        policy = "timed";
-        nextRetry = timed.nextRetry().toString();
-        attempts = timed.attempts();
-      } else if (retry instanceof RetryPolicy.Manual) {
-        policy = "manual";
-      } else if (retry instanceof RetryPolicy.None) {
-        policy = "none";
-      } else {
-        throw new IllegalArgumentException("unknown retry policy " + retry);
+      switch (e.retry()) {
+        case TIMED -> {
+          policy = "timed";
+          nextRetry = e.nextRetry().toString();
+          attempts = e.attempts();
+        }
+        case MANUAL -> policy = "manual";
+        case NONE -> policy = "none";
       }
     }
     ps.setString(index++, lsn);
@@ -136,11 +133,13 @@ final class StateCodec {
         case "sync_done" ->
             new TableState.SyncDone(Lsn.parse(required(rs.getString(index + 1), "lsn")));
         case "errored" ->
-            new TableState.Errored(
+            errored(
                 ErrorKind.valueOf(required(rs.getString(index + 2), "error_kind")),
                 required(rs.getString(index + 3), "reason"),
                 required(rs.getString(index + 4), "hint"),
-                retry(rs.getString(index + 5), rs.getString(index + 6), rs.getString(index + 7)));
+                rs.getString(index + 5),
+                rs.getString(index + 6),
+                rs.getString(index + 7));
         default -> throw new IllegalArgumentException("unknown state '" + state + "'");
       };
     } catch (IllegalArgumentException | DateTimeParseException e) {
@@ -150,12 +149,22 @@ final class StateCodec {
     }
   }
 
-  private static RetryPolicy retry(String policy, String nextRetry, String attempts) {
+  private static TableState.Errored errored(
+      ErrorKind kind,
+      String reason,
+      String hint,
+      String policy,
+      String nextRetry,
+      String attempts) {
     return switch (required(policy, "retry.policy")) {
-      case "none" -> RetryPolicy.NONE;
-      case "manual" -> RetryPolicy.MANUAL;
+      case "none" -> new TableState.Errored(kind, reason, hint, RetryDirective.NONE);
+      case "manual" -> new TableState.Errored(kind, reason, hint, RetryDirective.MANUAL);
       case "timed" ->
-          new RetryPolicy.Timed(
+          new TableState.Errored(
+              kind,
+              reason,
+              hint,
+              RetryDirective.TIMED,
               Instant.parse(required(nextRetry, "retry.next_retry")),
               Integer.parseInt(required(attempts, "retry.attempts")));
       default -> throw new IllegalArgumentException("unknown retry policy '" + policy + "'");

@@ -17,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.lifecycle.LifecycleRecord;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.IdentityKind;
@@ -30,8 +30,8 @@ import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 
 /**
@@ -113,11 +113,13 @@ abstract class PipelineStoreContract {
   void tableRequestsAreKeptInOrderUntilCompletedAndScopedToTheirPipeline() {
     PipelineStore store = newStore();
     PipelineStore other = newStore();
-    org.pgetl.store.TableRequest first =
-        store.requestTableAction(T1, org.pgetl.store.TableRequest.Action.RESYNC, "ops");
-    org.pgetl.store.TableRequest second =
-        store.requestTableAction(T2, org.pgetl.store.TableRequest.Action.RETRY, null);
-    other.requestTableAction(T1, org.pgetl.store.TableRequest.Action.RETRY, "elsewhere");
+    org.pgetl.store.PipelineStore.TableRequest first =
+        store.requestTableAction(
+            T1, org.pgetl.store.PipelineStore.TableRequest.Action.RESYNC, "ops");
+    org.pgetl.store.PipelineStore.TableRequest second =
+        store.requestTableAction(T2, org.pgetl.store.PipelineStore.TableRequest.Action.RETRY, null);
+    other.requestTableAction(
+        T1, org.pgetl.store.PipelineStore.TableRequest.Action.RETRY, "elsewhere");
 
     assertThat(store.tableRequests()).containsExactly(first, second);
     assertThat(first.requestedBy()).isEqualTo("ops");
@@ -134,10 +136,11 @@ abstract class PipelineStoreContract {
   void theLastCopyOfATableReplacesTheOneBefore() {
     PipelineStore store = newStore();
     java.time.Instant at = java.time.Instant.parse("2026-01-02T03:04:05Z");
-    org.pgetl.store.CopyRecord a =
-        new org.pgetl.store.CopyRecord(java.util.UUID.randomUUID(), 10, 2, at);
-    org.pgetl.store.CopyRecord b =
-        new org.pgetl.store.CopyRecord(java.util.UUID.randomUUID(), 20, 3, at.plusSeconds(60));
+    org.pgetl.store.PipelineStore.CopyRecord a =
+        new org.pgetl.store.PipelineStore.CopyRecord(java.util.UUID.randomUUID(), 10, 2, at);
+    org.pgetl.store.PipelineStore.CopyRecord b =
+        new org.pgetl.store.PipelineStore.CopyRecord(
+            java.util.UUID.randomUUID(), 20, 3, at.plusSeconds(60));
     store.recordCopy(T1, a);
     store.recordCopy(T1, b);
     store.recordCopy(T2, a);
@@ -189,17 +192,19 @@ abstract class PipelineStoreContract {
                 ErrorKind.SOURCE_QUERY_FAILED,
                 "relation \"x\" does not exist",
                 "fix it",
-                RetryPolicy.NONE),
+                RetryDirective.NONE),
             new TableState.Errored(
                 ErrorKind.DESTINATION_ERROR,
                 "quotes ' \" \\ backslash, newline\n, tab\t, unicode żółw 🐢, {\"json\": 1}",
                 "roll the table back",
-                RetryPolicy.MANUAL),
+                RetryDirective.MANUAL),
             new TableState.Errored(
                 ErrorKind.SOURCE_CONNECTION_FAILED,
                 "",
                 "",
-                new RetryPolicy.Timed(Instant.parse("2031-02-03T04:05:06.123456789Z"), 7)));
+                RetryDirective.TIMED,
+                Instant.parse("2031-02-03T04:05:06.123456789Z"),
+                7));
 
     for (TableState s : states) {
       store.updateTableState(T_MAX_OID, s);
@@ -243,7 +248,7 @@ abstract class PipelineStoreContract {
   void rollbackMakesThePreviousStateCurrentOneStepAtATime() {
     PipelineStore store = newStore();
     TableState errored =
-        new TableState.Errored(ErrorKind.DESTINATION_ERROR, "boom", "retry", RetryPolicy.MANUAL);
+        new TableState.Errored(ErrorKind.DESTINATION_ERROR, "boom", "retry", RetryDirective.MANUAL);
     store.updateTableState(T1, TableState.INIT);
     store.updateTableState(T1, TableState.DATA_SYNC);
     store.updateTableState(T1, errored);
@@ -518,9 +523,8 @@ abstract class PipelineStoreContract {
   @Test
   void destinationMetadataIsStoredAndReplaced() {
     PipelineStore store = newStore();
-    DestinationTableMetadata first = new DestinationTableMetadata("lake.orders", Lsn.ZERO, false);
-    DestinationTableMetadata second =
-        new DestinationTableMetadata("lake.\"orders_v2\"", lsn("5/AB"), true);
+    TableMetadata first = new TableMetadata("lake.orders", Lsn.ZERO, false);
+    TableMetadata second = new TableMetadata("lake.\"orders_v2\"", lsn("5/AB"), true);
 
     store.put(T1, first);
     assertThat(store.get(T1)).contains(first);
@@ -538,7 +542,7 @@ abstract class PipelineStoreContract {
       store.updateTableState(t, TableState.DATA_SYNC);
       store.storeTableSchema(schema(t, "0/0", "id"));
       store.storeTableSchema(schema(t, "0/10", "id", "a"));
-      store.put(t, new DestinationTableMetadata("d." + t, lsn("0/10"), true));
+      store.put(t, new TableMetadata("d." + t, lsn("0/10"), true));
       store.advanceProgress(ProgressKey.tableSync(t), lsn("0/20"));
     }
     store.advanceProgress(ProgressKey.apply(), lsn("0/30"));

@@ -22,13 +22,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.lifecycle.LifecycleRecord;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.pgetl.store.TableState;
 
 /**
@@ -109,7 +109,7 @@ class PostgresStoreDatabaseIT {
       store.updateTableState(
           T1,
           new TableState.Errored(
-              ErrorKind.DESTINATION_TIMEOUT, "slow", "wait", new RetryPolicy.Timed(retryAt, 3)));
+              ErrorKind.DESTINATION_TIMEOUT, "slow", "wait", RetryDirective.TIMED, retryAt, 3));
 
       String where = " FROM etl.replication_state WHERE pipeline_id = '" + store.pipelineId() + "'";
       // One current row; each row's prev is the row before it.
@@ -142,7 +142,7 @@ class PostgresStoreDatabaseIT {
   @Test
   void sessionsShowThePipelineInPgStatActivity() {
     try (PostgresStore store = db.storeBuilder(newPipeline()).build()) {
-      store.progress(org.pgetl.store.ProgressKey.apply());
+      store.progress(org.pgetl.store.PipelineStore.ProgressKey.apply());
       assertThat(
               db.queryLong(
                   "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgetl:store:"
@@ -156,7 +156,7 @@ class PostgresStoreDatabaseIT {
   void aDatabaseFailureIsAStateStoreErrorWithItsSqlStateAndLeavesTheCacheAlone() {
     try (PostgresStore store = db.storeBuilder(newPipeline()).schema("broken").build()) {
       store.updateTableState(T1, TableState.INIT);
-      store.put(T1, new DestinationTableMetadata("lake.t", Lsn.ZERO, false));
+      store.put(T1, new TableMetadata("lake.t", Lsn.ZERO, false));
       db.execute("ALTER TABLE broken.replication_state RENAME TO replication_state_moved");
       db.execute(
           "ALTER TABLE broken.destination_tables_metadata RENAME TO destination_tables_moved");
@@ -169,13 +169,12 @@ class PostgresStoreDatabaseIT {
                   assertThat(e.detail()).startsWith("SQLSTATE 42P01");
                   assertThat(e.getMessage()).contains(store.pipelineId()).contains("16384");
                 });
-        assertThatThrownBy(
-                () -> store.put(T1, new DestinationTableMetadata("lake.t", Lsn.ZERO, true)))
+        assertThatThrownBy(() -> store.put(T1, new TableMetadata("lake.t", Lsn.ZERO, true)))
             .isInstanceOf(EtlException.class);
         assertThatThrownBy(() -> store.resetAllTablesForResync()).isInstanceOf(EtlException.class);
 
         assertThat(store.tableState(T1)).contains(TableState.INIT);
-        assertThat(store.get(T1)).contains(new DestinationTableMetadata("lake.t", Lsn.ZERO, false));
+        assertThat(store.get(T1)).contains(new TableMetadata("lake.t", Lsn.ZERO, false));
       } finally {
         db.execute("ALTER TABLE broken.replication_state_moved RENAME TO replication_state");
         db.execute(
@@ -198,7 +197,7 @@ class PostgresStoreDatabaseIT {
       second.loadTableStates();
       second.updateTableState(T1, TableState.DATA_SYNC);
       second.updateTableState(T2, TableState.READY);
-      second.put(T1, new DestinationTableMetadata("lake.t", Lsn.ZERO, true));
+      second.put(T1, new TableMetadata("lake.t", Lsn.ZERO, true));
       second.storeTableSchema(PipelineStoreContract.schema(T1, "0/10", "id"));
 
       // Reads that go to the database see the other instance's writes at once.
@@ -209,7 +208,7 @@ class PostgresStoreDatabaseIT {
           .isEqualTo(Map.of(T1, TableState.DATA_SYNC, T2, TableState.READY));
       assertThat(first.tableStates())
           .isEqualTo(Map.of(T1, TableState.DATA_SYNC, T2, TableState.READY));
-      assertThat(first.get(T1)).contains(new DestinationTableMetadata("lake.t", Lsn.ZERO, true));
+      assertThat(first.get(T1)).contains(new TableMetadata("lake.t", Lsn.ZERO, true));
       assertThat(first.tableSchemas(T1))
           .containsExactly(PipelineStoreContract.schema(T1, "0/10", "id"));
 

@@ -7,8 +7,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.pgetl.destination.DestinationTableMetadata;
-import org.pgetl.lifecycle.LifecycleRecord;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
@@ -16,7 +15,8 @@ import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 
 /** Pipelines that share a database, and a store kept apart from the source database. */
@@ -41,7 +41,7 @@ class PostgresStoreIsolationIT {
       s.updateTableState(t, state);
       s.advanceProgress(ProgressKey.tableSync(t), Lsn.parse(lsn));
       s.storeTableSchema(schema(t, tag + "_table", "0/0"));
-      s.put(t, new DestinationTableMetadata("lake." + tag, Lsn.ZERO, true));
+      s.put(t, new TableMetadata("lake." + tag, Lsn.ZERO, true));
     }
     s.advanceProgress(ProgressKey.apply(), Lsn.parse(lsn));
     s.writeLifecycle("lake", LifecycleState.PAUSED, tag, "ops");
@@ -57,7 +57,7 @@ class PostgresStoreIsolationIT {
         assertThat(b.tableStateHistory(t)).containsExactly(TableState.DATA_SYNC, TableState.INIT);
         assertThat(b.progress(ProgressKey.tableSync(t))).contains(Lsn.parse("1/0"));
         assertThat(b.tableSchemas(t)).containsExactly(schema(t, "b_table", "0/0"));
-        assertThat(b.get(t)).contains(new DestinationTableMetadata("lake.b", Lsn.ZERO, true));
+        assertThat(b.get(t)).contains(new TableMetadata("lake.b", Lsn.ZERO, true));
       }
       assertThat(b.readLifecycle("lake")).map(LifecycleRecord::reason).contains("b");
     }

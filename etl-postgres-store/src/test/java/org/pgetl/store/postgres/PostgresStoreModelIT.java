@@ -17,9 +17,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.IdentityKind;
@@ -30,8 +31,7 @@ import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 
 /**
@@ -166,8 +166,7 @@ class PostgresStoreModelIT {
       Lsn lsn = Lsn.of(r.nextInt(5) * 0x80L);
       return new Op("prune " + t + "@" + lsn, st -> st.pruneTableSchemas(t, lsn));
     } else if (pick < 77) {
-      DestinationTableMetadata m =
-          new DestinationTableMetadata(randomText(r), Lsn.of(r.nextInt(500)), r.nextBoolean());
+      TableMetadata m = new TableMetadata(randomText(r), Lsn.of(r.nextInt(500)), r.nextBoolean());
       return new Op("put " + t, st -> run(() -> st.put(t, m)));
     } else if (pick < 81) {
       return new Op("prepareForCopy " + t, st -> run(() -> st.prepareTableForCopy(t)));
@@ -213,16 +212,19 @@ class PostgresStoreModelIT {
             : new TableState.Catchup(Lsn.of(r.nextInt(100)));
       default:
         ErrorKind kind = ErrorKind.values()[r.nextInt(ErrorKind.values().length)];
-        RetryPolicy retry =
-            switch (r.nextInt(3)) {
-              case 0 -> RetryPolicy.NONE;
-              case 1 -> RetryPolicy.MANUAL;
-              default ->
-                  new RetryPolicy.Timed(
-                      Instant.ofEpochSecond(r.nextInt(2_000_000_000), r.nextInt(1_000_000_000)),
-                      r.nextInt(1000));
-            };
-        return new TableState.Errored(kind, randomText(r), randomText(r), retry);
+        return switch (r.nextInt(3)) {
+          case 0 -> new TableState.Errored(kind, randomText(r), randomText(r), RetryDirective.NONE);
+          case 1 ->
+              new TableState.Errored(kind, randomText(r), randomText(r), RetryDirective.MANUAL);
+          default ->
+              new TableState.Errored(
+                  kind,
+                  randomText(r),
+                  randomText(r),
+                  RetryDirective.TIMED,
+                  Instant.ofEpochSecond(r.nextInt(2_000_000_000), r.nextInt(1_000_000_000)),
+                  r.nextInt(1000));
+        };
     }
   }
 

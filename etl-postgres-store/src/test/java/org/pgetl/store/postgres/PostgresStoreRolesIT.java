@@ -8,10 +8,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.pgetl.destination.DestinationTableMetadata;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.Lsn;
@@ -19,7 +18,8 @@ import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 
 /**
@@ -49,7 +49,7 @@ class PostgresStoreRolesIT {
                 Lsn.ZERO));
     store.storeTableSchema(schema);
     assertThat(store.pruneTableSchemas(T, Lsn.MAX)).isZero();
-    store.put(T, new DestinationTableMetadata("lake.orders", Lsn.ZERO, true));
+    store.put(T, new TableMetadata("lake.orders", Lsn.ZERO, true));
     store.writeLifecycle("lake", LifecycleState.PAUSED, "maintenance", "ops");
     assertThat(store.readLifecycle("lake")).map(LifecycleRecord::rawState).contains("paused");
     store.prepareTableForCopy(T);

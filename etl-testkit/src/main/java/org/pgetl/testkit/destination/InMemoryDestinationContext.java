@@ -6,8 +6,8 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.pgetl.destination.DestinationContext;
-import org.pgetl.destination.DestinationTableMetadata;
 import org.pgetl.destination.DestinationTableMetadataStore;
+import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.model.TableId;
 
 /**
@@ -16,18 +16,18 @@ import org.pgetl.model.TableId;
  */
 public final class InMemoryDestinationContext implements DestinationContext {
   private final String pipelineId;
-  private final Map<TableId, DestinationTableMetadata> metadata = new ConcurrentHashMap<>();
+  private final Map<TableId, TableMetadata> metadata = new ConcurrentHashMap<>();
   private final AtomicInteger shutdownRequests = new AtomicInteger();
   private volatile long epoch = 1;
   private final DestinationTableMetadataStore store =
       new DestinationTableMetadataStore() {
         @Override
-        public Optional<DestinationTableMetadata> get(TableId table) {
+        public Optional<TableMetadata> get(TableId table) {
           return Optional.ofNullable(metadata.get(Objects.requireNonNull(table, "table")));
         }
 
         @Override
-        public void put(TableId table, DestinationTableMetadata value) {
+        public void put(TableId table, TableMetadata value) {
           metadata.put(Objects.requireNonNull(table, "table"), Objects.requireNonNull(value));
         }
       };
@@ -86,7 +86,7 @@ public final class InMemoryDestinationContext implements DestinationContext {
    *
    * @return a snapshot of the metadata
    */
-  public Map<TableId, DestinationTableMetadata> metadata() {
+  public Map<TableId, TableMetadata> metadata() {
     return Map.copyOf(metadata);
   }
 }

@@ -14,7 +14,7 @@ import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
-import org.pgetl.store.SchemaStore;
+import org.pgetl.store.PipelineStore;
 
 /**
  * The RELATION messages one replication stream received, with the decoding state built from each:
@@ -43,10 +43,10 @@ final class RelationCache {
   }
 
   private final SchemaResolver resolver;
-  private final SchemaStore store;
+  private final PipelineStore store;
   private final Map<Long, Entry> entries = new HashMap<>();
 
-  RelationCache(SchemaResolver resolver, SchemaStore store) {
+  RelationCache(SchemaResolver resolver, PipelineStore store) {
     this.resolver = resolver;
     this.store = store;
   }

@@ -4,7 +4,7 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.ProgressKey;
 
 /**
  * What distinguishes the apply worker's stream from a table-sync worker's catch-up stream: which

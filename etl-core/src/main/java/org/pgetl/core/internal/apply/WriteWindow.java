@@ -6,7 +6,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;

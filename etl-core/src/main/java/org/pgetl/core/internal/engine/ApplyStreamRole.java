@@ -14,8 +14,7 @@ import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -321,8 +320,8 @@ final class ApplyStreamRole implements StreamRole {
     Instant now = ctx.ticker.now();
     for (Map.Entry<TableId, TableState> e : ctx.tables.snapshot().entrySet()) {
       if (e.getValue() instanceof TableState.Errored err
-          && err.retry() instanceof RetryPolicy.Timed timed
-          && !timed.nextRetry().isAfter(now)
+          && err.retry() == org.pgetl.error.RetryDirective.TIMED
+          && !err.nextRetry().isAfter(now)
           && !ctx.tables.hasWorker(e.getKey())) {
         TableId table = e.getKey();
         try {
@@ -331,10 +330,10 @@ final class ApplyStreamRole implements StreamRole {
               "pipeline {}: retrying table {} (attempt {}) from {}",
               ctx.config.pipelineId(),
               table,
-              timed.attempts() + 1,
+              err.attempts() + 1,
               back.type());
           if (back.isSyncing() && back.type() != TableState.Type.SYNC_DONE) {
-            ctx.pool.spawn(table, timed.attempts() + 1);
+            ctx.pool.spawn(table, err.attempts() + 1);
           }
         } catch (EtlException ex) {
           LOG.warn(

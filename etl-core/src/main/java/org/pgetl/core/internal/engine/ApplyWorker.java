@@ -28,7 +28,7 @@ import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

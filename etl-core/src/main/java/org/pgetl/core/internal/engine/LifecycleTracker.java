@@ -2,8 +2,8 @@ package org.pgetl.core.internal.engine;
 
 import java.util.Optional;
 import org.pgetl.error.EtlException;
-import org.pgetl.lifecycle.LifecycleRecord;
 import org.pgetl.lifecycle.LifecycleState;
+import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -160,14 +160,14 @@ public final class StatusBoard {
     }
   }
 
-  private volatile org.pgetl.store.LeaseHolder leaseHolder;
+  private volatile org.pgetl.store.PipelineStore.LeaseHolder leaseHolder;
 
   /**
    * Records who holds the lease, as a standby last saw it.
    *
    * @param holder the holder, or null (none, or this instance)
    */
-  public void leaseHolder(org.pgetl.store.LeaseHolder holder) {
+  public void leaseHolder(org.pgetl.store.PipelineStore.LeaseHolder holder) {
     leaseHolder = holder;
   }
 
@@ -176,7 +176,7 @@ public final class StatusBoard {
    *
    * @return the holder, or null
    */
-  public org.pgetl.store.LeaseHolder leaseHolder() {
+  public org.pgetl.store.PipelineStore.LeaseHolder leaseHolder() {
     return leaseHolder;
   }
 

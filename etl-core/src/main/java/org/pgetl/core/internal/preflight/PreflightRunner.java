@@ -27,13 +27,13 @@ import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.RetryPolicy;
-import org.pgetl.store.TableRequest;
+import org.pgetl.store.PipelineStore.ProgressKey;
+import org.pgetl.store.PipelineStore.TableRequest;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -523,7 +523,7 @@ public final class PreflightRunner {
           || s.type() == TableState.Type.INIT
           || s.type() == TableState.Type.DATA_SYNC
           || s.type() == TableState.Type.FINISHED_COPY
-          || (s instanceof TableState.Errored e && e.retry() instanceof RetryPolicy.Timed)) {
+          || (s instanceof TableState.Errored e && e.retry() == RetryDirective.TIMED)) {
         n++;
       }
     }

@@ -6,7 +6,7 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 
 /**

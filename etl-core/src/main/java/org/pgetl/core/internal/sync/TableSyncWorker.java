@@ -30,7 +30,7 @@ import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.pg.SnapshotMode;
 import org.pgetl.core.internal.pg.TableSize;
 import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Outcome;
+import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
@@ -40,9 +40,8 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
-import org.pgetl.store.CopyRecord;
-import org.pgetl.store.ProgressKey;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.store.PipelineStore.CopyRecord;
+import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -378,17 +377,25 @@ final class TableSyncWorker {
    * @param priorAttempts timed retries already made
    * @param config the retry settings
    * @param now the current time
-   * @return the policy to store with the table's {@code Errored} state
+   * @return the {@code Errored} state to store, with its retry directive
    */
-  static RetryPolicy retryPolicy(
+  static TableState.Errored errored(
       EtlException e, int priorAttempts, PipelineConfig config, Instant now) {
     if (e.directive() == RetryDirective.TIMED
         && (Backoff.isOutage(e.kind()) || priorAttempts < config.retryMaxAttempts())) {
-      return new RetryPolicy.Timed(now.plus(Backoff.delay(config, priorAttempts)), priorAttempts);
-    } else if (e.directive() == RetryDirective.NONE) {
-      return RetryPolicy.NONE;
+      return new TableState.Errored(
+          e.kind(),
+          e.getMessage(),
+          e.hint(),
+          RetryDirective.TIMED,
+          now.plus(Backoff.delay(config, priorAttempts)),
+          priorAttempts);
     }
-    return RetryPolicy.MANUAL;
+    return new TableState.Errored(
+        e.kind(),
+        e.getMessage(),
+        e.hint(),
+        e.directive() == RetryDirective.NONE ? RetryDirective.NONE : RetryDirective.MANUAL);
   }
 
   private void fail(EtlException e) {
@@ -410,16 +417,18 @@ final class TableSyncWorker {
           e.getMessage());
       return;
     }
-    RetryPolicy policy = retryPolicy(e, priorAttempts, ctx.config, ctx.ticker.now());
+    TableState.Errored errored = errored(e, priorAttempts, ctx.config, ctx.ticker.now());
     LOG.warn(
         "pipeline {}: table {} errored ({}); retry {}: {}",
         pipelineId,
         table,
         e.getMessage(),
-        policy,
+        errored.retry() == RetryDirective.TIMED
+            ? "at " + errored.nextRetry() + " (attempt " + (errored.attempts() + 1) + ")"
+            : errored.retry(),
         e.hint());
     try {
-      ctx.tables.error(table, new TableState.Errored(e.kind(), e.getMessage(), e.hint(), policy));
+      ctx.tables.error(table, errored);
     } catch (EtlException storeFailure) {
       storeFailure.addSuppressed(e);
       if (Backoff.isOutage(storeFailure.kind())) {

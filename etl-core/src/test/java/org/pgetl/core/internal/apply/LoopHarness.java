@@ -28,7 +28,7 @@ import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
 import org.pgetl.store.MemoryStore;
-import org.pgetl.store.ProgressKey;
+import org.pgetl.store.PipelineStore.ProgressKey;
 
 /**
  * An {@link ApplyLoop} of the apply stream over a {@link ScriptedSource}, a {@link

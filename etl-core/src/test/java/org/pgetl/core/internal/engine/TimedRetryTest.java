@@ -14,9 +14,9 @@ import org.pgetl.PipelineConfig;
 import org.pgetl.core.internal.apply.StreamRole;
 import org.pgetl.core.internal.time.ManualTicker;
 import org.pgetl.error.ErrorKind;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.TableId;
 import org.pgetl.store.MemoryStore;
-import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
 
 /**
@@ -77,14 +77,16 @@ class TimedRetryTest {
             ErrorKind.SOURCE_CONNECTION_FAILED,
             "connection refused",
             "the source is down",
-            new RetryPolicy.Timed(nextRetry, attempts)));
+            RetryDirective.TIMED,
+            nextRetry,
+            attempts));
   }
 
-  private static RetryPolicy.Timed timedRetry(TableState state) {
+  private static TableState.Errored timedRetry(TableState state) {
     assertThat(state).isInstanceOf(TableState.Errored.class);
-    RetryPolicy retry = ((TableState.Errored) state).retry();
-    assertThat(retry).isInstanceOf(RetryPolicy.Timed.class);
-    return (RetryPolicy.Timed) retry;
+    TableState.Errored errored = (TableState.Errored) state;
+    assertThat(errored.retry()).isEqualTo(RetryDirective.TIMED);
+    return errored;
   }
 
   @Test
@@ -109,9 +111,9 @@ class TimedRetryTest {
             () ->
                 !ctx.tables.hasWorker(TABLE)
                     && store.tableStates().get(TABLE) instanceof TableState.Errored e
-                    && e.retry() instanceof RetryPolicy.Timed t
-                    && t.attempts() == 1);
-    RetryPolicy.Timed second = timedRetry(store.tableStates().get(TABLE));
+                    && e.retry() == RetryDirective.TIMED
+                    && e.attempts() == 1);
+    TableState.Errored second = timedRetry(store.tableStates().get(TABLE));
     assertThat(ctx.errors.recent()).anyMatch(e -> e.kind() == ErrorKind.SOURCE_CONNECTION_FAILED);
     // attempt 1 waits retryDelay * 2, with equal jitter: between 10 s and 20 s from the failure
     Instant failedAt = ticker.now();
@@ -132,8 +134,8 @@ class TimedRetryTest {
             () ->
                 !ctx.tables.hasWorker(TABLE)
                     && store.tableStates().get(TABLE) instanceof TableState.Errored e
-                    && e.retry() instanceof RetryPolicy.Timed t
-                    && t.attempts() == 2);
+                    && e.retry() == RetryDirective.TIMED
+                    && e.attempts() == 2);
   }
 
   @Test

@@ -9,10 +9,10 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.pgetl.Preflight;
 import org.pgetl.error.ErrorKind;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
-import org.pgetl.store.RetryPolicy;
-import org.pgetl.store.TableRequest;
+import org.pgetl.store.PipelineStore.TableRequest;
 import org.pgetl.store.TableState;
 
 class PreflightMessagesTest {
@@ -90,10 +90,12 @@ class PreflightMessagesTest {
                     ErrorKind.DESTINATION_TIMEOUT,
                     "slow",
                     "wait",
-                    new RetryPolicy.Timed(Instant.EPOCH, 1)),
+                    RetryDirective.TIMED,
+                    Instant.EPOCH,
+                    1),
             new TableId(6),
                 new TableState.Errored(
-                    ErrorKind.DESTINATION_ERROR, "bad", "fix it", new RetryPolicy.Manual()));
+                    ErrorKind.DESTINATION_ERROR, "bad", "fix it", RetryDirective.MANUAL));
     List<TableId> published = IntStream.rangeClosed(1, 6).mapToObj(TableId::new).toList();
     // 1 (new), 2 (init), 5 (timed retry)
     assertThat(PreflightRunner.tablesToCopy(published, states, List.of())).isEqualTo(3);

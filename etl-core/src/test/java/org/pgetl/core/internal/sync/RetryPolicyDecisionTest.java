@@ -10,7 +10,8 @@ import org.pgetl.PipelineConfig;
 import org.pgetl.core.internal.time.ManualTicker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.store.RetryPolicy;
+import org.pgetl.error.RetryDirective;
+import org.pgetl.store.TableState;
 
 /** How a failed table-sync worker's table is retried, from the ticker's time. */
 class RetryPolicyDecisionTest {
@@ -34,9 +35,8 @@ class RetryPolicyDecisionTest {
     long[] fullMillis = {4_000, 12_000, 36_000, 60_000, 60_000};
     for (int attempt = 0; attempt < fullMillis.length; attempt++) {
       EtlException outage = new EtlException(ErrorKind.SOURCE_CONNECTION_FAILED, "down");
-      RetryPolicy p = TableSyncWorker.retryPolicy(outage, attempt, config, now);
-      assertThat(p).isInstanceOf(RetryPolicy.Timed.class);
-      RetryPolicy.Timed t = (RetryPolicy.Timed) p;
+      TableState.Errored t = TableSyncWorker.errored(outage, attempt, config, now);
+      assertThat(t.retry()).isEqualTo(RetryDirective.TIMED);
       assertThat(t.attempts()).isEqualTo(attempt);
       assertThat(t.nextRetry())
           .as("attempt %d", attempt)
@@ -47,14 +47,15 @@ class RetryPolicyDecisionTest {
   @Test
   void aTimedFailureThatIsNoOutageGoesManualOnceItsAttemptsAreSpent() {
     EtlException e = new EtlException(ErrorKind.SOURCE_LOCK_TIMEOUT, "lock busy");
-    assertThat(e.directive()).isEqualTo(org.pgetl.error.RetryDirective.TIMED);
-    assertThat(TableSyncWorker.retryPolicy(e, 2, config, ticker.now()))
-        .isInstanceOf(RetryPolicy.Timed.class);
-    assertThat(TableSyncWorker.retryPolicy(e, 3, config, ticker.now()))
-        .isEqualTo(RetryPolicy.MANUAL);
+    assertThat(e.directive()).isEqualTo(RetryDirective.TIMED);
+    assertThat(TableSyncWorker.errored(e, 2, config, ticker.now()).retry())
+        .isEqualTo(RetryDirective.TIMED);
+    TableState.Errored spent = TableSyncWorker.errored(e, 3, config, ticker.now());
+    assertThat(spent.retry()).isEqualTo(RetryDirective.MANUAL);
+    assertThat(spent.nextRetry()).isNull();
     // outages are retried for as long as they last
     EtlException outage = new EtlException(ErrorKind.SOURCE_CONNECTION_FAILED, "down");
-    assertThat(TableSyncWorker.retryPolicy(outage, 50, config, ticker.now()))
-        .isInstanceOf(RetryPolicy.Timed.class);
+    assertThat(TableSyncWorker.errored(outage, 50, config, ticker.now()).retry())
+        .isEqualTo(RetryDirective.TIMED);
   }
 }

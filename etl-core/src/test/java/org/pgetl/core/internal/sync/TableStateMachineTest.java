@@ -19,11 +19,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.RetryPolicy;
 import org.pgetl.store.TableState;
 import org.pgetl.testing.Theories;
 import org.quicktheories.core.Gen;
@@ -238,7 +238,7 @@ class TableStateMachineTest {
 
   private static TableState.Errored errored() {
     return new TableState.Errored(
-        ErrorKind.DESTINATION_QUERY_FAILED, "boom", "look", new RetryPolicy.Manual());
+        ErrorKind.DESTINATION_QUERY_FAILED, "boom", "look", RetryDirective.MANUAL);
   }
 
   private static Throwable catching(TableStateMachine machine, Step step) {

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Refreshes the API baselines (etl-destination-api.jar, etl-core.jar) from the current sources.
+#
+# Run it only in a change that alters the public API on purpose, and commit the two jars with
+# that change: from then on, `mvn verify` compares the built jars with these. Extra arguments go
+# to Maven (for example -o to stay offline). Needs the JDK's jar tool on the PATH.
+set -eu
+cd "$(dirname "$0")/.."
+mvn -B -q -pl etl-destination-api,etl-core -am package \
+  -DskipTests -Djapicmp.skip -Dspotless.check.skip "$@"
+for module in etl-destination-api etl-core; do
+  jar=$(find "$module/target" -maxdepth 1 -name "$module-*.jar" \
+    ! -name '*-tests.jar' ! -name '*-sources.jar' ! -name '*-javadoc.jar' | head -n 1)
+  if [ -z "$jar" ]; then
+    echo "no jar of $module in $module/target" >&2
+    exit 1
+  fi
+  # keep the exported packages only: org.pgetl.core.internal is not API and not compared
+  work=$(mktemp -d)
+  (cd "$work" && jar xf "$OLDPWD/$jar" && rm -rf org/pgetl/core/internal META-INF/maven)
+  rm -f "api-baseline/$module.jar"
+  jar --create --file "api-baseline/$module.jar" --no-manifest -C "$work" .
+  rm -rf "$work"
+  echo "api-baseline/$module.jar <- $jar"
+done
