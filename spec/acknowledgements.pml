@@ -37,7 +37,7 @@
 
 #define END(i) (2 * (i))     /* the LSN where batch i ends */
 
-/* A destination's answer (org.pgetl.destination.Outcome), and the engine's view of a write
+/* A destination's answer (org.pgetl.destination.AsyncResult.Outcome), and the engine's view of a write
    (WriteWindow.Status: PENDING, ACCEPTED, DURABLE). */
 mtype = { NONE, ACCEPTED, DURABLE, FAILED, SHUTDOWN, PENDING };
 /* How the stream's loop ended. */
