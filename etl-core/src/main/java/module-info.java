@@ -5,6 +5,8 @@
  * store, which is released together with this module.
  */
 module org.pgetl.core {
+  // @NullMarked and @Nullable, read by javac and NullAway only
+  requires static org.jspecify;
   requires transitive org.pgetl.destination.api;
   requires java.sql;
   requires org.postgresql.jdbc;

@@ -3,6 +3,8 @@
  * destinations. An application module: it exports nothing.
  */
 module org.pgetl.examples {
+  // @NullMarked and @Nullable, read by javac and NullAway only
+  requires static org.jspecify;
   requires org.pgetl.core;
   requires org.pgetl.store.postgres;
   requires org.pgetl.testkit;

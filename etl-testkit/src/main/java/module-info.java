@@ -4,6 +4,8 @@
  * and the destination conformance kit ({@code org.pgetl.testkit.tck}).
  */
 module org.pgetl.testkit {
+  // @NullMarked and @Nullable, read by javac and NullAway only
+  requires static org.jspecify;
   requires transitive org.pgetl.destination.api;
   // JUnit is needed by the extension and the conformance kit alone, and tests that use them
   // require it themselves; a program that only starts a server (the examples' demo) runs without.
