@@ -12,8 +12,10 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.destination.TableCopyBatchId;
@@ -88,11 +90,12 @@ final class DuckDbCatalog {
     final TableId id;
     String schema; // the DuckDB name: the source's, unless parked (see claimName)
     String name;
-    String sourceName; // the source table's name in the newest schema applied
+    @Nullable String sourceName; // the source table's name in the newest schema applied
     final Map<Integer, Column> columns = new LinkedHashMap<>();
-    Lsn schemaSnapshotLsn;
-    EventSequenceKey appliedThrough;
-    ReplicatedTableSchema lastSchema; // memory only: skips the column diff for a known schema
+    @Nullable Lsn schemaSnapshotLsn;
+    @Nullable EventSequenceKey appliedThrough;
+    @Nullable ReplicatedTableSchema
+        lastSchema; // memory only: skips the column diff for a known schema
 
     Table(String database, TableId id, String schema, String name) {
       this.database = database;
@@ -215,7 +218,9 @@ final class DuckDbCatalog {
                 rs.getInt(5),
                 DuckDbType.parse(rs.getString(6)),
                 rs.getBoolean(7));
-        tables.get(new TableId(rs.getLong(1))).columns.put(c.attnum(), c);
+        Objects.requireNonNull(tables.get(new TableId(rs.getLong(1))), "the column's table")
+            .columns
+            .put(c.attnum(), c);
       }
     }
   }
@@ -226,7 +231,7 @@ final class DuckDbCatalog {
   }
 
   /** Returns the table of a source table, or null when none was created. */
-  Table find(TableId id) {
+  @Nullable Table find(TableId id) {
     return tables.get(id);
   }
 
@@ -487,13 +492,19 @@ final class DuckDbCatalog {
         t.columns.values().stream().filter(c -> !wanted.containsKey(c.attnum())).toList();
     List<Column> renamed =
         t.columns.values().stream()
-            .filter(c -> wanted.containsKey(c.attnum()))
-            .filter(c -> !wanted.get(c.attnum()).name().equals(c.name()))
+            .filter(
+                c -> {
+                  ColumnSchema w = wanted.get(c.attnum());
+                  return w != null && !w.name().equals(c.name());
+                })
             .toList();
     List<ColumnSchema> retyped =
         wanted.values().stream()
-            .filter(cs -> t.columns.containsKey(cs.ordinalPosition()))
-            .filter(cs -> typeChanged(t.columns.get(cs.ordinalPosition()), cs))
+            .filter(
+                cs -> {
+                  Column old = t.columns.get(cs.ordinalPosition());
+                  return old != null && typeChanged(old, cs);
+                })
             .toList();
     List<ColumnSchema> added =
         wanted.values().stream()
@@ -519,7 +530,7 @@ final class DuckDbCatalog {
     }
     renameAll(t, renamed, wanted);
     for (ColumnSchema cs : retyped) {
-      retype(t, t.columns.get(cs.ordinalPosition()), cs);
+      retype(t, Objects.requireNonNull(t.columns.get(cs.ordinalPosition())), cs);
     }
     for (ColumnSchema cs : added) {
       add(t, cs);
@@ -563,7 +574,7 @@ final class DuckDbCatalog {
     }
     for (Column c : renamed) {
       String temporary = TableName.quoteIdentifier("_pgetl_rename_" + c.attnum());
-      Column now = withName(c, wanted.get(c.attnum()).name());
+      Column now = withName(c, Objects.requireNonNull(wanted.get(c.attnum())).name());
       exec("ALTER TABLE " + t.quotedName() + " RENAME COLUMN " + temporary + " TO " + now.quoted());
       saveColumn(t, now);
     }
@@ -680,7 +691,7 @@ final class DuckDbCatalog {
   void saveAppliedThrough(Table t) throws SQLException {
     update(
         "UPDATE _pgetl.tables SET applied_through = ? WHERE table_oid = ?",
-        t.appliedThrough.toString(),
+        Objects.requireNonNull(t.appliedThrough, "appliedThrough").toString(),
         t.id.oid());
   }
 
@@ -703,7 +714,7 @@ final class DuckDbCatalog {
    * @param id the source table
    * @return the attempt the last drop named, or null when no drop was recorded
    */
-  UUID currentAttempt(TableId id) {
+  @Nullable UUID currentAttempt(TableId id) {
     return attempts.get(id);
   }
 
@@ -843,7 +854,7 @@ final class DuckDbCatalog {
     ddlVersion++;
   }
 
-  private void update(String sql, Object... params) throws SQLException {
+  private void update(String sql, @Nullable Object... params) throws SQLException {
     try (PreparedStatement ps = conn.prepareStatement(sql)) {
       for (int i = 0; i < params.length; i++) {
         ps.setObject(i + 1, params[i]);
@@ -852,7 +863,7 @@ final class DuckDbCatalog {
     }
   }
 
-  private static EventSequenceKey parseKey(String text) {
+  private static @Nullable EventSequenceKey parseKey(@Nullable String text) {
     if (text == null) {
       return null;
     }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
@@ -392,8 +393,8 @@ public final class DuckDbDestination implements Destination {
    * into a table with a primary key, and far less per row on one INSERT of many rows.
    */
   private final class InsertRun {
-    private Table table;
-    private ReplicatedTableSchema schema;
+    private @Nullable Table table;
+    private @Nullable ReplicatedTableSchema schema;
     private final List<TableRow> pending = new ArrayList<>();
 
     /** Whether the run may stay pending over this event: it changes no table row, or extends it. */
@@ -412,10 +413,15 @@ public final class DuckDbDestination implements Destination {
     }
 
     void flush() throws SQLException {
-      if (pending.size() == 1) {
-        rows.insert(table, schema, pending.get(0));
-      } else if (pending.size() > 1) {
-        rows.copy(table, schema, pending);
+      if (!pending.isEmpty()) {
+        // add() sets both before the first row
+        Table t = Objects.requireNonNull(table, "table");
+        ReplicatedTableSchema s = Objects.requireNonNull(schema, "schema");
+        if (pending.size() == 1) {
+          rows.insert(t, s, pending.get(0));
+        } else {
+          rows.copy(t, s, pending);
+        }
       }
       pending.clear();
       schema = null;
@@ -429,7 +435,7 @@ public final class DuckDbDestination implements Destination {
    * @param advances whether the event moves {@code applied_through}: a Relation does not, because
    *     it shares the sequence key of the change it precedes, which must still be applied
    */
-  private Table claim(
+  private @Nullable Table claim(
       ReplicatedTableSchema schema,
       Event e,
       Set<Table> touched,

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.duckdb.DuckDBAppender;
 import org.duckdb.DuckDBConnection;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.examples.destination.DuckDbCatalog.Column;
@@ -203,7 +204,8 @@ final class DuckDbRows {
     }
   }
 
-  private static Match match(Table t, ReplicatedTableSchema schema, OldRow old, UpdatedRow row) {
+  private static Match match(
+      Table t, ReplicatedTableSchema schema, OldRow old, @Nullable UpdatedRow row) {
     List<Cell> cells = new ArrayList<>();
     if (old instanceof OldRow.Key key) {
       int[] identity = schema.identityColumnIndexes();

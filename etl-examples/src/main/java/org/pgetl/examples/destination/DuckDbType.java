@@ -11,7 +11,9 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoField;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
@@ -66,7 +68,8 @@ import org.pgetl.model.PgNumeric;
  * @param scale the DECIMAL scale, else 0
  * @param element the element type of a LIST, else null
  */
-record DuckDbType(DuckDbType.Kind kind, int precision, int scale, DuckDbType.Kind element) {
+record DuckDbType(
+    DuckDbType.Kind kind, int precision, int scale, DuckDbType.@Nullable Kind element) {
 
   /** The DuckDB types this destination creates. */
   enum Kind {
@@ -248,7 +251,7 @@ record DuckDbType(DuckDbType.Kind kind, int precision, int scale, DuckDbType.Kin
    * @param n the value
    * @return the decimal with exactly {@link #scale()} digits after the point, or null
    */
-  BigDecimal decimal(PgNumeric n) {
+  @Nullable BigDecimal decimal(PgNumeric n) {
     if (!n.isFinite()) {
       return null;
     }
@@ -279,7 +282,8 @@ record DuckDbType(DuckDbType.Kind kind, int precision, int scale, DuckDbType.Kin
     if (a.dimensionCount() > 1 || !a.hasDefaultLowerBounds()) {
       return false;
     }
-    Class<?> elementClass = element == Kind.VARCHAR ? String.class : element.javaType;
+    Kind el = Objects.requireNonNull(element, "a LIST's element");
+    Class<?> elementClass = el == Kind.VARCHAR ? String.class : el.javaType;
     for (Object e : a.elements()) {
       if (e != null && !elementClass.isInstance(e)) {
         return false;
@@ -311,7 +315,7 @@ record DuckDbType(DuckDbType.Kind kind, int precision, int scale, DuckDbType.Kin
 
   /** PostgreSQL's array element text of {@code x}: quoted strings, NULL, t/f, NaN, Infinity. */
   private String elementText() {
-    return switch (element) {
+    return switch (Objects.requireNonNull(element, "a LIST's element")) {
       case BOOLEAN -> "CASE WHEN x IS NULL THEN 'NULL' WHEN x THEN 't' ELSE 'f' END";
       case FLOAT, DOUBLE ->
           "CASE WHEN x IS NULL THEN 'NULL' WHEN isnan(x) THEN 'NaN' WHEN isinf(x) AND x > 0"

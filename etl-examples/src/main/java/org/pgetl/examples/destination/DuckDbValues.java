@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
+import java.util.Objects;
 import org.duckdb.DuckDBAppender;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
@@ -74,7 +75,9 @@ final class DuckDbValues {
             ps.setObject(
                 index,
                 ps.getConnection()
-                    .createArrayOf(type.element().name(), ((PgArray) value).elements().toArray()));
+                    .createArrayOf(
+                        Objects.requireNonNull(type.element()).name(),
+                        ((PgArray) value).elements().toArray()));
         default -> ps.setObject(index, value); // Boolean, Short, Integer, Long, Float, Double, UUID
       }
     }

@@ -1,5 +1,7 @@
 package org.pgetl.examples.destination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Database error text that may go into an {@code EtlException}'s detail, and so into logs. A
  * database quotes the values it complains about (DuckDB: {@code Duplicate key "id: 5"}, PostgreSQL:
@@ -16,7 +18,7 @@ final class ErrorText {
    * @param message the message, or null
    * @return its first line ({@code "null"} for null)
    */
-  static String firstLine(String message) {
+  static String firstLine(@Nullable String message) {
     String m = String.valueOf(message).strip();
     int nl = m.indexOf('\n');
     return nl < 0 ? m : m.substring(0, nl);

@@ -13,9 +13,11 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.destination.TableCopyBatchId;
@@ -121,7 +123,7 @@ final class MirrorCatalog {
       String name,
       List<Column> columns,
       Lsn schemaSnapshotLsn,
-      EventSequenceKey appliedThrough) {
+      @Nullable EventSequenceKey appliedThrough) {
     Table {
       columns = List.copyOf(columns);
     }
@@ -204,7 +206,7 @@ final class MirrorCatalog {
 
   private final String pipelineId;
   private final DestinationTableMetadataStore metadata;
-  private final MirrorSource source; // null: generated columns are left out
+  private final @Nullable MirrorSource source; // null: generated columns are left out
   private final Map<TableId, Table> tables = new ConcurrentHashMap<>();
   private final Map<String, String> targetTypes = new ConcurrentHashMap<>();
 
@@ -215,7 +217,8 @@ final class MirrorCatalog {
    * @param metadata where each table's metadata is announced
    * @param source the source database's catalog, for generated columns; null to leave them out
    */
-  MirrorCatalog(String pipelineId, DestinationTableMetadataStore metadata, MirrorSource source) {
+  MirrorCatalog(
+      String pipelineId, DestinationTableMetadataStore metadata, @Nullable MirrorSource source) {
     this.pipelineId = pipelineId;
     this.metadata = metadata;
     this.source = source;
@@ -298,10 +301,10 @@ final class MirrorCatalog {
       ps.setLong(2, epoch);
       ps.executeUpdate();
     }
-    return lockEpoch(conn);
+    return Objects.requireNonNull(lockEpoch(conn), "the epoch just written");
   }
 
-  private Long lockEpoch(Connection conn) throws SQLException {
+  private @Nullable Long lockEpoch(Connection conn) throws SQLException {
     try (PreparedStatement ps =
         conn.prepareStatement(
             "SELECT epoch FROM _pgetl.mirror_epochs WHERE pipeline_id = ? FOR SHARE")) {
@@ -326,7 +329,7 @@ final class MirrorCatalog {
   }
 
   /** Returns a table as the transaction sees it: its staged version, else the committed one. */
-  Table table(Staged staged, TableId id) {
+  @Nullable Table table(Staged staged, TableId id) {
     return staged.tables.containsKey(id) ? staged.tables.get(id) : tables.get(id);
   }
 
@@ -377,7 +380,7 @@ final class MirrorCatalog {
    * @return the table, or null when none was created
    * @throws SQLException when a query fails
    */
-  Table current(Connection conn, Staged staged, TableId id) throws SQLException {
+  @Nullable Table current(Connection conn, Staged staged, TableId id) throws SQLException {
     if (staged.verified.contains(id)) {
       return table(staged, id);
     }
@@ -742,7 +745,9 @@ final class MirrorCatalog {
     }
     // renames go through temporary names first, so that swapped names never collide
     List<Column> renamed =
-        now.values().stream().filter(c -> !wanted.get(c.attnum()).name().equals(c.name())).toList();
+        now.values().stream()
+            .filter(c -> !Objects.requireNonNull(wanted.get(c.attnum())).name().equals(c.name()))
+            .toList();
     for (Column c : renamed) {
       exec(
           conn,
@@ -754,7 +759,7 @@ final class MirrorCatalog {
               + TableName.quoteIdentifier("_pgetl_rename_" + c.attnum()));
     }
     for (Column c : renamed) {
-      String newName = wanted.get(c.attnum()).name();
+      String newName = Objects.requireNonNull(wanted.get(c.attnum())).name();
       exec(
           conn,
           "ALTER TABLE "
@@ -1070,7 +1075,7 @@ final class MirrorCatalog {
    * @return the attempt the last drop named, or null when no drop was recorded
    * @throws SQLException when the query fails
    */
-  UUID lockAttempt(Connection conn, TableId id, boolean forUpdate) throws SQLException {
+  @Nullable UUID lockAttempt(Connection conn, TableId id, boolean forUpdate) throws SQLException {
     try (PreparedStatement ps =
         conn.prepareStatement(
             "SELECT attempt_id FROM _pgetl.mirror_copy_attempts WHERE pipeline_id = ?"
@@ -1151,8 +1156,8 @@ final class MirrorCatalog {
         conn,
         "UPDATE _pgetl.mirror_tables SET applied_commit_lsn = ?::pg_lsn, applied_tx_ordinal = ?"
             + " WHERE pipeline_id = ? AND table_oid = ?",
-        t.appliedThrough().commitLsn().toString(),
-        t.appliedThrough().txOrdinal(),
+        Objects.requireNonNull(t.appliedThrough()).commitLsn().toString(),
+        Objects.requireNonNull(t.appliedThrough()).txOrdinal(),
         pipelineId,
         t.id().oid());
     staged.put(t);
@@ -1265,7 +1270,7 @@ final class MirrorCatalog {
   }
 
   /** Reads one table (or all when {@code only} is null) of this pipeline from the bookkeeping. */
-  private List<Table> read(Connection conn, TableId only) throws SQLException {
+  private List<Table> read(Connection conn, @Nullable TableId only) throws SQLException {
     Map<Long, List<Column>> columns = new HashMap<>();
     String filter = only == null ? "" : " AND table_oid = " + only.oid();
     try (PreparedStatement ps =

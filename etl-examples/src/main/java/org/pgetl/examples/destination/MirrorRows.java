@@ -11,7 +11,9 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.examples.destination.MirrorCatalog.Column;
@@ -84,7 +86,7 @@ final class MirrorRows {
 
     /** Returns the failure of the statement itself. */
     SQLException statementFailure() {
-      return (SQLException) getCause();
+      return (SQLException) Objects.requireNonNull(getCause());
     }
   }
 
@@ -94,13 +96,13 @@ final class MirrorRows {
   private final Map<TableId, NetChanges> net = new LinkedHashMap<>();
 
   // tables without a key, in order: a pending run of inserts, or a JDBC batch of one statement
-  private Table runTable;
-  private List<Column> runColumns;
+  private @Nullable Table runTable;
+  private @Nullable List<Column> runColumns;
   private final List<String[]> runRows = new ArrayList<>();
-  private String batchSql;
-  private PreparedStatement batch;
+  private @Nullable String batchSql;
+  private @Nullable PreparedStatement batch;
   private int batchSize;
-  private String batchTable;
+  private @Nullable String batchTable;
 
   MirrorRows(Connection conn) {
     this.conn = conn;
@@ -527,7 +529,8 @@ final class MirrorRows {
   @SuppressWarnings("ArrayRecordComponent") // a private holder, never compared or hashed
   private record Match(List<Column> columns, String[] values, boolean wholeRow) {}
 
-  private static Match match(Table t, ReplicatedTableSchema schema, OldRow old, UpdatedRow row) {
+  private static Match match(
+      Table t, ReplicatedTableSchema schema, OldRow old, @Nullable UpdatedRow row) {
     List<Column> key = t.key();
     if (old instanceof OldRow.Key oldKey) {
       int[] identity = schema.identityColumnIndexes();
@@ -604,7 +607,7 @@ final class MirrorRows {
   private void addToRun(Table t, List<Column> columns, String[] values) throws SQLException {
     flushNet();
     flushBatch();
-    if (runTable != null && (!runTable.id().equals(t.id()) || !runColumns.equals(columns))) {
+    if (runTable != null && (!runTable.id().equals(t.id()) || !columns.equals(runColumns))) {
       flushRun();
     }
     runTable = t;
@@ -620,7 +623,7 @@ final class MirrorRows {
       return;
     }
     try {
-      writeInserts(runTable, runColumns, runRows);
+      writeInserts(runTable, Objects.requireNonNull(runColumns), runRows);
     } catch (SQLException e) {
       throw new TableWriteFailure(runTable.quotedName(), e);
     }
@@ -684,7 +687,7 @@ final class MirrorRows {
 
   private void addToBatch(Table t, String sql, String[] params) throws SQLException {
     flushRun();
-    if (batch != null && !batchSql.equals(sql)) {
+    if (batch != null && !sql.equals(batchSql)) {
       flushBatch();
     }
     if (batch == null) {
@@ -718,7 +721,7 @@ final class MirrorRows {
             batchTable);
       }
     } catch (SQLException e) {
-      throw new TableWriteFailure(batchTable, e);
+      throw new TableWriteFailure(String.valueOf(batchTable), e);
     } finally {
       batch.close();
       batch = null;

@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -45,7 +46,7 @@ final class MirrorSource implements AutoCloseable {
    */
   record GeneratedColumn(int attnum, String name, String type, String expression, boolean virtual) {
     /** Returns true when {@code o} computes the same value of the same type under the same name. */
-    boolean same(GeneratedColumn o) {
+    boolean same(@Nullable GeneratedColumn o) {
       return o != null
           && name.equals(o.name)
           && type.equals(o.type)

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
@@ -187,9 +188,9 @@ public final class PostgresMirrorDestination implements Destination {
 
   private final PgConnectionConfig target;
   private final int copyConnections;
-  private final PgConnectionConfig source; // null: generated columns are left out
+  private final @Nullable PgConnectionConfig source; // null: generated columns are left out
   private HikariDataSource pool;
-  private MirrorSource sourceCatalog;
+  private @Nullable MirrorSource sourceCatalog;
   private MirrorCatalog catalog;
   private volatile SerialWriter events;
   private volatile SerialWriter copies;
@@ -227,7 +228,7 @@ public final class PostgresMirrorDestination implements Destination {
    *     user needs to read the catalog only. Null to leave generated columns out of the mirror
    */
   public PostgresMirrorDestination(
-      PgConnectionConfig target, int copyConnections, PgConnectionConfig source) {
+      PgConnectionConfig target, int copyConnections, @Nullable PgConnectionConfig source) {
     this.target = Objects.requireNonNull(target, "target");
     if (copyConnections < 1) {
       throw new IllegalArgumentException("copyConnections must be >= 1, was " + copyConnections);
@@ -500,7 +501,7 @@ public final class PostgresMirrorDestination implements Destination {
     }
     rows.flush();
     for (Map.Entry<TableId, EventSequenceKey> a : applied.entrySet()) {
-      Table t = catalog.table(staged, a.getKey());
+      Table t = Objects.requireNonNull(catalog.table(staged, a.getKey()), "an applied table");
       catalog.saveAppliedThrough(conn, staged, t.withAppliedThrough(a.getValue()));
     }
   }
@@ -512,7 +513,7 @@ public final class PostgresMirrorDestination implements Destination {
    * @param advances whether the event moves the applied key (a Relation does not: it shares the key
    *     of the change it precedes)
    */
-  private Table claim(
+  private @Nullable Table claim(
       Connection conn,
       Staged staged,
       MirrorRows rows,
@@ -712,7 +713,7 @@ public final class PostgresMirrorDestination implements Destination {
   }
 
   /** Rolls back; returns true when the connection is broken and must be replaced. */
-  private static boolean rollback(Connection conn, SQLException cause) {
+  private static boolean rollback(Connection conn, @Nullable SQLException cause) {
     if (cause instanceof MirrorRows.TableWriteFailure f) {
       cause = f.statementFailure();
     }

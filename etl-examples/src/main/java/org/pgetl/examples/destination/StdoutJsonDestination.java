@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
@@ -122,7 +123,7 @@ public final class StdoutJsonDestination implements Destination {
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(30);
 
   private final Writer out;
-  private final PrintStream errorCheck;
+  private final @Nullable PrintStream errorCheck;
   private final SerialWriter writer;
 
   // the attempt each table's last drop named; used on the writer thread only
@@ -153,7 +154,7 @@ public final class StdoutJsonDestination implements Destination {
     this(Objects.requireNonNull(out, "out"), null);
   }
 
-  private StdoutJsonDestination(Writer out, PrintStream errorCheck) {
+  private StdoutJsonDestination(Writer out, @Nullable PrintStream errorCheck) {
     this.out = out;
     this.errorCheck = errorCheck;
     this.writer =

@@ -7,4 +7,7 @@
  * Each class comment explains how the destination answers the engine and how it makes repeated
  * deliveries harmless; {@code docs/custom-destination.md} puts them side by side.
  */
+@NullMarked
 package org.pgetl.examples.destination;
+
+import org.jspecify.annotations.NullMarked;

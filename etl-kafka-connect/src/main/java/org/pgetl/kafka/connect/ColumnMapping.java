@@ -18,6 +18,7 @@ import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -90,7 +91,7 @@ final class ColumnMapping {
   }
 
   /** Converts a value of the column; null stays null. */
-  Object convert(Object value) {
+  @Nullable Object convert(@Nullable Object value) {
     return value == null ? null : conversion.apply(value);
   }
 
@@ -371,7 +372,7 @@ final class ColumnMapping {
     return sb.length() == 1 ? "PT0S" : sb.toString();
   }
 
-  private static Schema string(boolean optional, String name) {
+  private static Schema string(boolean optional, @Nullable String name) {
     SchemaBuilder b = SchemaBuilder.string();
     if (name != null) {
       b.name(name).version(1);

@@ -14,6 +14,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
@@ -191,7 +192,7 @@ final class ConnectDestination implements Destination {
    *
    * @return the records, or null when none came in time or the destination is closed
    */
-  List<SourceRecord> poll(Duration timeout) throws InterruptedException {
+  @Nullable List<SourceRecord> poll(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
@@ -293,7 +294,12 @@ final class ConnectDestination implements Destination {
 
     @Override
     public void add(
-        String topic, Schema keySchema, Object key, Schema valueSchema, Object value, long ts) {
+        String topic,
+        @Nullable Schema keySchema,
+        @Nullable Object key,
+        @Nullable Schema valueSchema,
+        @Nullable Object value,
+        long ts) {
       records.add(
           new TrackedRecord(
               this, sourcePartition, offset, topic, keySchema, key, valueSchema, value, ts));
@@ -309,10 +315,10 @@ final class ConnectDestination implements Destination {
         Map<String, ?> partition,
         Map<String, ?> offset,
         String topic,
-        Schema keySchema,
-        Object key,
-        Schema valueSchema,
-        Object value,
+        @Nullable Schema keySchema,
+        @Nullable Object key,
+        @Nullable Schema valueSchema,
+        @Nullable Object value,
         long timestamp) {
       super(partition, offset, topic, null, keySchema, key, valueSchema, value, timestamp);
       this.write = write;

@@ -12,6 +12,7 @@ import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Width;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.PipelineConfig;
 import org.pgetl.TableCopySelection;
@@ -768,7 +769,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
     return message.startsWith("source.") ? CONNECTION_URL : PIPELINE_ID;
   }
 
-  private static void add(Map<String, List<String>> errors, String key, String message) {
+  private static void add(Map<String, List<String>> errors, String key, @Nullable String message) {
     errors.computeIfAbsent(key, k -> new ArrayList<>()).add(message);
   }
 

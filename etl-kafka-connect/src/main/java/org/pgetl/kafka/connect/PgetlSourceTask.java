@@ -14,6 +14,7 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
@@ -48,9 +49,9 @@ public final class PgetlSourceTask extends SourceTask {
   private PgetlConnectorConfig config;
   private String pipelineId;
   private ConnectDestination destination;
-  private PostgresStore store;
+  private @Nullable PostgresStore store;
   private Pipeline pipeline;
-  private ObjectName mbean;
+  private @Nullable ObjectName mbean;
   private volatile boolean stopping;
 
   /** Creates the task; Connect calls {@link #start(Map)} next. */
@@ -80,8 +81,8 @@ public final class PgetlSourceTask extends SourceTask {
       config = new PgetlConnectorConfig(props);
       PgetlConnectorConfig.PipelineSpec spec =
           new PgetlConnectorConfig.PipelineSpec(
-              props.get(PgetlConnectorConfig.TASK_PIPELINE_ID),
-              props.get(PgetlConnectorConfig.TASK_PUBLICATION));
+              taskProperty(props, PgetlConnectorConfig.TASK_PIPELINE_ID),
+              taskProperty(props, PgetlConnectorConfig.TASK_PUBLICATION));
       pipelineId = spec.pipelineId();
       PgConnectionConfig source = config.source();
       PipelineConfig pipelineConfig = config.pipelineConfig(spec, source);
@@ -114,7 +115,7 @@ public final class PgetlSourceTask extends SourceTask {
    * @throws InterruptedException when interrupted
    */
   @Override
-  public List<SourceRecord> poll() throws InterruptedException {
+  public @Nullable List<SourceRecord> poll() throws InterruptedException {
     List<SourceRecord> records = destination.poll(config.pollTimeout());
     if (records == null && !stopping && pipeline.awaitTermination(Duration.ZERO)) {
       Optional<EtlException> failure = pipeline.failure();
@@ -176,6 +177,17 @@ public final class PgetlSourceTask extends SourceTask {
       }
       store = null;
     }
+  }
+
+  private static String taskProperty(Map<String, String> props, String key) {
+    String value = props.get(key);
+    if (value == null) {
+      throw new ConnectException(
+          "the task's settings lack "
+              + key
+              + ": pgetl tasks take the settings PgetlSourceConnector.taskConfigs gives them");
+    }
+    return value;
   }
 
   private static String describe(EtlException e) {

@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.model.Event;
@@ -25,7 +26,13 @@ import org.pgetl.model.TableRow;
 final class RecordMapper {
   /** How the records of one destination call are collected. */
   interface Sink {
-    void add(String topic, Schema keySchema, Object key, Schema valueSchema, Object value, long ts);
+    void add(
+        String topic,
+        @Nullable Schema keySchema,
+        @Nullable Object key,
+        @Nullable Schema valueSchema,
+        @Nullable Object value,
+        long ts);
   }
 
   /** What the records need from the configuration. */
@@ -223,7 +230,12 @@ final class RecordMapper {
   }
 
   private Struct source(
-      ReplicatedTableSchema table, long tsMs, String snapshot, Long xid, Lsn lsn, Event e) {
+      ReplicatedTableSchema table,
+      long tsMs,
+      String snapshot,
+      @Nullable Long xid,
+      @Nullable Lsn lsn,
+      @Nullable Event e) {
     Struct s = new Struct(TableRecords.SOURCE_SCHEMA);
     s.put("version", settings.version());
     s.put("connector", "pgetl");
@@ -248,13 +260,23 @@ final class RecordMapper {
   /** Collects records into a list, for tests. */
   static final class ListSink implements Sink {
     /** One collected record. */
-    record Rec(String topic, Schema keySchema, Object key, Schema valueSchema, Object value) {}
+    record Rec(
+        String topic,
+        @Nullable Schema keySchema,
+        @Nullable Object key,
+        @Nullable Schema valueSchema,
+        @Nullable Object value) {}
 
     final List<Rec> records = new ArrayList<>();
 
     @Override
     public void add(
-        String topic, Schema keySchema, Object key, Schema valueSchema, Object value, long ts) {
+        String topic,
+        @Nullable Schema keySchema,
+        @Nullable Object key,
+        @Nullable Schema valueSchema,
+        @Nullable Object value,
+        long ts) {
       records.add(new Rec(topic, keySchema, key, valueSchema, value));
     }
   }

@@ -7,6 +7,7 @@ import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.IdentityKind;
 import org.pgetl.model.OldRow;
@@ -53,7 +54,7 @@ final class TableRecords {
 
   final ReplicatedTableSchema table;
   final String topic;
-  final Schema keySchema;
+  final @Nullable Schema keySchema;
   final Schema valueSchema;
   final Schema envelopeSchema;
   private final ColumnMapping[] mappings;
@@ -147,7 +148,7 @@ final class TableRecords {
   }
 
   /** The key of a full row (copied, inserted, or the new row of an update). */
-  Struct keyOfRow(java.util.function.IntFunction<Object> value) {
+  @Nullable Struct keyOfRow(java.util.function.IntFunction<@Nullable Object> value) {
     if (keySchema == null) {
       return null;
     }
@@ -161,7 +162,7 @@ final class TableRecords {
   /**
    * The key of an old row: the identity values of a key image, or the key columns of a full one.
    */
-  Struct keyOfOld(OldRow old) {
+  @Nullable Struct keyOfOld(OldRow old) {
     if (keySchema == null) {
       return null;
     }
@@ -201,7 +202,7 @@ final class TableRecords {
   }
 
   /** The names of the columns an update did not carry, or null when it carried every one. */
-  List<String> missing(UpdatedRow row) {
+  @Nullable List<String> missing(UpdatedRow row) {
     if (!(row instanceof UpdatedRow.Partial p)) {
       return null;
     }
@@ -213,7 +214,7 @@ final class TableRecords {
   }
 
   /** The row struct of an old row: every column of a full image, the key columns of a key one. */
-  Struct before(OldRow old) {
+  @Nullable Struct before(@Nullable OldRow old) {
     if (old == null) {
       return null;
     }
@@ -231,7 +232,11 @@ final class TableRecords {
 
   /** An envelope. */
   Struct envelope(
-      String operation, Struct beforeRow, Struct afterRow, Struct sourceBlock, List<String> toast) {
+      String operation,
+      @Nullable Struct beforeRow,
+      @Nullable Struct afterRow,
+      Struct sourceBlock,
+      @Nullable List<String> toast) {
     Struct e = new Struct(envelopeSchema);
     e.put(before, beforeRow);
     e.put(after, afterRow);

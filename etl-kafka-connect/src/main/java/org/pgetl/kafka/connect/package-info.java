@@ -4,4 +4,7 @@
  * and writes every copied row and change as a record in a Debezium-compatible envelope. Settings:
  * {@link org.pgetl.kafka.connect.PgetlConnectorConfig}; guide: {@code docs/kafka-connect.md}.
  */
+@NullMarked
 package org.pgetl.kafka.connect;
+
+import org.jspecify.annotations.NullMarked;

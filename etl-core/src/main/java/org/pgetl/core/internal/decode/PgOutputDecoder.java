@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.decode.PgOutputMessage.Kind;
 import org.pgetl.core.internal.decode.PgOutputMessage.OldTupleKind;
 import org.pgetl.error.ErrorKind;
@@ -60,13 +61,15 @@ public final class PgOutputDecoder {
   private boolean inStreamBlock;
   private long streamBlockXid;
 
+  private static final byte[] NO_BYTES = new byte[0];
+
   // the message being decoded; valid only during decode()
-  private byte[] buf;
+  private byte[] buf = NO_BYTES;
   private int start;
   private int pos;
   private int end;
-  private Kind kind;
-  private Lsn walStart;
+  private @Nullable Kind kind;
+  private Lsn walStart = Lsn.ZERO;
   private long relationId;
 
   /**
@@ -194,7 +197,7 @@ public final class PgOutputDecoder {
     try {
       return decodeMessage();
     } finally {
-      this.buf = null;
+      this.buf = NO_BYTES;
     }
   }
 
@@ -263,11 +266,12 @@ public final class PgOutputDecoder {
       throw malformed(0, "the message is empty");
     }
     int code = buf[pos] & 0xFF;
-    kind = Kind.ofCode(code);
+    Kind kind = Kind.ofCode(code);
     if (kind == null) {
       throw malformed(0, "unknown message type " + describeByte(code));
     }
-    checkAllowedHere();
+    this.kind = kind;
+    checkAllowedHere(kind);
     pos++;
     PgOutputMessage message =
         switch (kind) {
@@ -304,7 +308,7 @@ public final class PgOutputDecoder {
     return message;
   }
 
-  private void checkAllowedHere() {
+  private void checkAllowedHere(Kind kind) {
     if (kind.minProtocolVersion() > protocolVersion) {
       throw protocolError(
           kind.displayName()

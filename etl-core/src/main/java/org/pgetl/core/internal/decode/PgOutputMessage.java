@@ -3,6 +3,7 @@ package org.pgetl.core.internal.decode;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.Lsn;
 
 /**
@@ -118,7 +119,7 @@ public sealed interface PgOutputMessage
      * @param code the type byte
      * @return the kind, or null
      */
-    static Kind ofCode(int code) {
+    static @Nullable Kind ofCode(int code) {
       return switch (code) {
         case 'B' -> BEGIN;
         case 'C' -> COMMIT;
@@ -408,7 +409,7 @@ public sealed interface PgOutputMessage
       long streamXid,
       long relationId,
       OldTupleKind oldTupleKind,
-      TupleData oldTuple,
+      @Nullable TupleData oldTuple,
       TupleData newTuple)
       implements StreamableMessage {
     /** Checks that the old tuple is present exactly when its kind says so. */
@@ -652,7 +653,7 @@ public sealed interface PgOutputMessage
      *
      * @return the abort time, or null when the message carried none
      */
-    public Instant abortInstant() {
+    public @Nullable Instant abortInstant() {
       return hasAbortInfo ? PgTime.toInstant(abortTime) : null;
     }
   }

@@ -1,5 +1,7 @@
 package org.pgetl.core.internal.decode;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A table's replica identity as a Relation message states it ({@code pg_class.relreplident}): which
  * old values the server sends with an Update or Delete.
@@ -35,7 +37,7 @@ public enum ReplicaIdentity {
    * @param code the byte from the message
    * @return the identity, or null
    */
-  public static ReplicaIdentity ofCode(int code) {
+  public static @Nullable ReplicaIdentity ofCode(int code) {
     return switch (code) {
       case 'd' -> DEFAULT;
       case 'n' -> NOTHING;

@@ -3,6 +3,7 @@ package org.pgetl.core.internal.decode;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The columns of one row in a pgoutput Insert, Update or Delete message ("TupleData"): for each
@@ -153,7 +154,7 @@ public final class TupleData {
    * @param column the column index, from 0
    * @return the value's bytes, or null when the column has no value
    */
-  public ByteSlice value(int column) {
+  public @Nullable ByteSlice value(int column) {
     int offset = ranges[2 * column];
     return offset == NO_VALUE ? null : new ByteSlice(buffer, offset, ranges[2 * column + 1]);
   }
@@ -164,7 +165,7 @@ public final class TupleData {
    * @param column the column index, from 0
    * @return the text, or null when the column has no value
    */
-  public String text(int column) {
+  public @Nullable String text(int column) {
     int offset = ranges[2 * column];
     return offset == NO_VALUE
         ? null

@@ -3,4 +3,7 @@
  * 4) into an immutable {@link org.pgetl.core.internal.decode.PgOutputMessage}, without copying
  * column values. Internal to pgetl; not a public API.
  */
+@NullMarked
 package org.pgetl.core.internal.decode;
+
+import org.jspecify.annotations.NullMarked;

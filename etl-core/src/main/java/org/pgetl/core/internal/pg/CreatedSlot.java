@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.pg;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.Lsn;
 
 /**
@@ -14,7 +15,7 @@ import org.pgetl.model.Lsn;
  * @param mode the snapshot mode the slot was created with
  */
 public record CreatedSlot(
-    String slotName, Lsn consistentPoint, String snapshotName, SnapshotMode mode) {
+    String slotName, Lsn consistentPoint, @Nullable String snapshotName, SnapshotMode mode) {
   /** Validates the components. */
   public CreatedSlot {
     Objects.requireNonNull(slotName, "slotName");

@@ -5,6 +5,7 @@ import java.security.GeneralSecurityException;
 import java.sql.SQLException;
 import java.util.Locale;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.postgresql.util.PSQLException;
@@ -44,7 +45,7 @@ public final class PgErrors {
    * @param secret a text that must not appear in the result, or null
    * @return the exception to throw
    */
-  public static EtlException map(SQLException e, String description, String secret) {
+  public static EtlException map(SQLException e, String description, @Nullable String secret) {
     String state = e.getSQLState();
     String message = messageOf(e);
     ErrorKind kind = kindOf(state, message, e);
@@ -59,7 +60,7 @@ public final class PgErrors {
    * @param e the failure, whose cause chain reveals TLS and I/O errors
    * @return the kind
    */
-  static ErrorKind kindOf(String state, String message, Throwable e) {
+  static ErrorKind kindOf(@Nullable String state, @Nullable String message, Throwable e) {
     String msg = message == null ? "" : message.toLowerCase(Locale.ROOT);
     if (isTlsFailure(e, msg)) {
       return ErrorKind.TLS_ERROR;
@@ -145,7 +146,7 @@ public final class PgErrors {
     return false;
   }
 
-  private static String messageOf(SQLException e) {
+  private static @Nullable String messageOf(SQLException e) {
     if (e instanceof PSQLException p) {
       ServerErrorMessage sem = p.getServerErrorMessage();
       if (sem != null && sem.getMessage() != null) {
@@ -157,7 +158,7 @@ public final class PgErrors {
     return e.getMessage();
   }
 
-  private static String detailOf(SQLException e, String state) {
+  private static String detailOf(SQLException e, @Nullable String state) {
     StringBuilder sb = new StringBuilder();
     sb.append("SQLSTATE ").append(state == null || state.isEmpty() ? "none" : state);
     if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {

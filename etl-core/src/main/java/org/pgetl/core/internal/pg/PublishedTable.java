@@ -2,6 +2,7 @@ package org.pgetl.core.internal.pg;
 
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.TableId;
 
 /**
@@ -15,7 +16,10 @@ import org.pgetl.model.TableId;
  * @param columnNames the published columns, or null when every column is published
  */
 public record PublishedTable(
-    TableId table, TableId publishedAs, String rowFilter, List<String> columnNames) {
+    TableId table,
+    TableId publishedAs,
+    @Nullable String rowFilter,
+    @Nullable List<String> columnNames) {
   /** Validates the components and copies the column list. */
   public PublishedTable {
     Objects.requireNonNull(table, "table");

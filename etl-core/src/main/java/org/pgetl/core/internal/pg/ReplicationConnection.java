@@ -7,6 +7,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.decode.StreamingMode;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -38,7 +39,7 @@ public final class ReplicationConnection implements AutoCloseable {
   private final String applicationName;
   private final ServerVersion serverVersion;
   private boolean inSnapshotTransaction;
-  private ReplicationStream stream;
+  private @Nullable ReplicationStream stream;
   private IdleBackoff idleBackoff = IdleBackoff.DEFAULT;
 
   ReplicationConnection(Connection connection, String applicationName) {

@@ -2,6 +2,7 @@ package org.pgetl.core.internal.pg;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one rule for keeping passwords out of messages, logs and {@code toString()}: every place that
@@ -27,7 +28,7 @@ public final class Secrets {
    * @param url the URL; null gives null
    * @return the URL, safe to show
    */
-  public static String redactUrl(String url) {
+  public static @Nullable String redactUrl(@Nullable String url) {
     if (url == null) {
       return null;
     }
@@ -74,7 +75,7 @@ public final class Secrets {
    * @param secret the secret; null or empty leaves the text as it is
    * @return the text without the secret
    */
-  public static String scrub(String text, String secret) {
+  public static @Nullable String scrub(@Nullable String text, @Nullable String secret) {
     if (secret == null || secret.isEmpty() || text == null) {
       return text;
     }

@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.preflight;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.Preflight;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -135,7 +136,7 @@ final class PreflightMessages {
    * @param hasIdentityIndex whether an index of the table is marked as its replica identity
    * @return the problem and its fix, or null
    */
-  static String replicaIdentityProblem(
+  static @Nullable String replicaIdentityProblem(
       String table, char relreplident, boolean hasPrimaryKey, boolean hasIdentityIndex) {
     String full = "ALTER TABLE " + table + " REPLICA IDENTITY FULL";
     String usingIndex = "ALTER TABLE " + table + " REPLICA IDENTITY USING INDEX <a unique index>";

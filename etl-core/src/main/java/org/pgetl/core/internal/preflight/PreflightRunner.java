@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Preflight;
 import org.pgetl.Preflight.Check;
@@ -145,7 +146,7 @@ public final class PreflightRunner {
         for (String name : List.of(WAL_LEVEL, ROLE, PUBLICATION, SELECT, IDENTITY)) {
           out.add(skip(name, noSource));
         }
-      } else {
+      } else if (c != null) { // as noSource says
         out.add(walLevel(c));
         role = roleName(c);
         out.add(role(c));
@@ -206,7 +207,7 @@ public final class PreflightRunner {
       if (noCount != null) {
         out.add(skip(SLOTS.name(), noCount));
         out.add(skip(SENDERS.name(), noCount));
-      } else {
+      } else if (c != null && publication != null && states != null) { // as noCount says
         int toCopy = tablesToCopy(publication.tables().keySet(), states, requests);
         out.add(slots(c, toCopy));
         out.add(senders(c, toCopy));
@@ -394,7 +395,8 @@ public final class PreflightRunner {
             continue; // dropped since the publication was read
           }
           checked++;
-          if (!ph.canSelect() && !canSelectColumns(c, t, published.columnNames())) {
+          if (!ph.canSelect()
+              && !canSelectColumns(c, t, published == null ? null : published.columnNames())) {
             missing.add(ph.sqlName());
           }
         }
@@ -423,7 +425,8 @@ public final class PreflightRunner {
   }
 
   /** Whether the role may read every column the copy reads, through column privileges. */
-  private static boolean canSelectColumns(Connection c, TableId table, List<String> columns) {
+  private static boolean canSelectColumns(
+      Connection c, TableId table, @Nullable List<String> columns) {
     String sql =
         "SELECT count(*) > 0 AND bool_and(has_column_privilege(a.attrelid, a.attnum, 'SELECT'))"
             + " FROM pg_attribute a WHERE a.attrelid = ?::bigint::oid AND a.attnum > 0"

@@ -1,0 +1,22 @@
+/**
+ * Examples of using pgetl: the smallest embedding, the {@code pgetl} command line and example
+ * destinations. An application module: it exports nothing.
+ */
+module org.pgetl.examples {
+  // @NullMarked and @Nullable, read by javac and NullAway only
+  requires static org.jspecify;
+  requires org.pgetl.core;
+  requires org.pgetl.store.postgres;
+  requires org.pgetl.testkit;
+  requires java.sql;
+  requires org.postgresql.jdbc;
+  requires com.zaxxer.hikari;
+  requires duckdb.jdbc;
+  requires micrometer.core;
+  requires info.picocli;
+  requires org.slf4j;
+
+  // picocli reads and sets the commands' annotated fields reflectively.
+  opens org.pgetl.examples.cli to
+      info.picocli;
+}
