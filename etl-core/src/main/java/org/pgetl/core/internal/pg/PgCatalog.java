@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.decode.ReplicaIdentity;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -413,7 +414,8 @@ public final class PgCatalog {
    * @throws EtlException as {@link #tableSchema(TableId)} and {@link #replicated(TableSchema,
    *     TableIdentity, List)} do
    */
-  public ReplicatedTableSchema replicatedTableSchema(TableId table, List<String> publishedColumns) {
+  public ReplicatedTableSchema replicatedTableSchema(
+      TableId table, @Nullable List<String> publishedColumns) {
     return replicated(tableSchema(table), replicaIdentity(table), publishedColumns);
   }
 
@@ -430,7 +432,7 @@ public final class PgCatalog {
    *     leaves out an identity column
    */
   public static ReplicatedTableSchema replicated(
-      TableSchema schema, TableIdentity identity, List<String> publishedColumns) {
+      TableSchema schema, TableIdentity identity, @Nullable List<String> publishedColumns) {
     List<ColumnSchema> cols = schema.columns();
     boolean[] mask = new boolean[cols.size()];
     if (publishedColumns == null) {

@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.sync;
 
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.apply.StreamRole;
 import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
@@ -84,7 +85,7 @@ final class CatchupStreamRole implements StreamRole {
     }
   }
 
-  private Lsn target() {
+  private @Nullable Lsn target() {
     return tables.get(table) instanceof TableState.Catchup c ? c.lsn() : null;
   }
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -65,7 +66,7 @@ public final class TableStateMachine {
      * @param from the state before, or null when the table was new
      * @param to the state now, or null when the table left the pipeline
      */
-    void changed(TableId table, TableState from, TableState to);
+    void changed(TableId table, @Nullable TableState from, @Nullable TableState to);
   }
 
   /**
@@ -88,7 +89,7 @@ public final class TableStateMachine {
    * @param table the table
    * @return the state, or null when the table is not part of the pipeline
    */
-  public TableState get(TableId table) {
+  public @Nullable TableState get(TableId table) {
     return states.get(table);
   }
 
@@ -177,7 +178,7 @@ public final class TableStateMachine {
    * @param table the table
    */
   public void remove(TableId table) {
-    underTableLock(
+    locked(
         table,
         () -> {
           store.deleteTable(table);
@@ -190,7 +191,6 @@ public final class TableStateMachine {
           } finally {
             lock.unlock();
           }
-          return null;
         });
   }
 
@@ -321,14 +321,13 @@ public final class TableStateMachine {
    * @param table the table
    */
   public void reset(TableId table) {
-    underTableLock(
+    locked(
         table,
         () -> {
           require(table, states.get(table) != null, "reset", "a table of the pipeline");
           store.resetTableState(table);
           stored.put(table, TableState.INIT);
           publish(table, TableState.INIT);
-          return null;
         });
   }
 
@@ -340,17 +339,19 @@ public final class TableStateMachine {
    * @param table the table
    * @return the stored state now published, or null when the table left the pipeline
    */
-  public TableState revert(TableId table) {
-    return underTableLock(
-        table,
-        () -> {
-          TableState last = stored.get(table);
-          if (last == null || states.get(table) == null) {
-            return null;
-          }
-          publish(table, last);
-          return last;
-        });
+  public @Nullable TableState revert(TableId table) {
+    ReentrantLock l = tableLock(table);
+    l.lock();
+    try {
+      TableState last = stored.get(table);
+      if (last == null || states.get(table) == null) {
+        return null;
+      }
+      publish(table, last);
+      return last;
+    } finally {
+      l.unlock();
+    }
   }
 
   // ---------------------------------------------------------------- workers
@@ -411,7 +412,7 @@ public final class TableStateMachine {
    *     reaching it
    * @throws InterruptedException when interrupted
    */
-  public TableState await(TableId table, Predicate<TableState> until, Duration timeout)
+  public @Nullable TableState await(TableId table, Predicate<TableState> until, Duration timeout)
       throws InterruptedException {
     long nanos = timeout.toNanos();
     lock.lock();
@@ -437,8 +438,22 @@ public final class TableStateMachine {
     T run();
   }
 
+  private ReentrantLock tableLock(TableId table) {
+    return tableLocks.computeIfAbsent(table, t -> new ReentrantLock());
+  }
+
+  private void locked(TableId table, Runnable step) {
+    ReentrantLock l = tableLock(table);
+    l.lock();
+    try {
+      step.run();
+    } finally {
+      l.unlock();
+    }
+  }
+
   private <T> T underTableLock(TableId table, Step<T> step) {
-    ReentrantLock l = tableLocks.computeIfAbsent(table, t -> new ReentrantLock());
+    ReentrantLock l = tableLock(table);
     l.lock();
     try {
       return step.run();
@@ -449,7 +464,7 @@ public final class TableStateMachine {
 
   private void persist(
       TableId table, String transition, String allowed, Predicate<TableState> from, TableState to) {
-    underTableLock(
+    locked(
         table,
         () -> {
           TableState s = states.get(table);
@@ -457,19 +472,17 @@ public final class TableStateMachine {
           store.updateTableState(table, to);
           stored.put(table, to);
           publish(table, to);
-          return null;
         });
   }
 
   private void inMemory(
       TableId table, String transition, String allowed, Predicate<TableState> from, TableState to) {
-    underTableLock(
+    locked(
         table,
         () -> {
           TableState s = states.get(table);
           require(table, s != null && from.test(s), transition, allowed);
           publish(table, to);
-          return null;
         });
   }
 
@@ -500,7 +513,7 @@ public final class TableStateMachine {
     }
   }
 
-  private void changedLocked(TableId table, TableState from, TableState to) {
+  private void changedLocked(TableId table, @Nullable TableState from, @Nullable TableState to) {
     anySyncing = states.values().stream().anyMatch(TableState::isSyncing);
     changed.signalAll();
     if (to == null ? from != null : !to.equals(from)) {

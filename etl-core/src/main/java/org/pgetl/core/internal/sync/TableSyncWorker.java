@@ -400,12 +400,13 @@ final class TableSyncWorker {
 
   private void fail(EtlException e) {
     if (stop.isRequested() || ctx.shutdown.isRequested()) {
+      TableState now = ctx.tables.get(table);
       LOG.info(
           "pipeline {}: table {} stopped during shutdown ({}); it resumes from {} at the next start",
           pipelineId,
           table,
           e.getMessage(),
-          ctx.tables.get(table) == null ? "Init" : ctx.tables.get(table).type());
+          now == null ? "Init" : now.type());
       return;
     }
     ctx.errors.record(e);
