@@ -1,5 +1,6 @@
 package org.pgetl.core.internal.apply;
 
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.MessageSource;
@@ -214,7 +215,7 @@ final class BatchDispatcher {
    *
    * @return the confirmed (last received) LSN, or null when the stream is not idle
    */
-  Lsn confirmIfIdle() {
+  @Nullable Lsn confirmIfIdle() {
     if (!isIdle()) {
       return null;
     }

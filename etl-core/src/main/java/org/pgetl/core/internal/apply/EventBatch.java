@@ -3,6 +3,7 @@ package org.pgetl.core.internal.apply;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.model.Event;
 import org.pgetl.model.Lsn;
@@ -21,14 +22,14 @@ final class EventBatch {
    * @param bytes their estimated size
    * @param markers how many of them are Begin, Commit or Relation events
    */
-  record Taken(List<Event> events, Lsn commitEnd, long bytes, int markers) {}
+  record Taken(List<Event> events, @Nullable Lsn commitEnd, long bytes, int markers) {}
 
   private final Ticker ticker;
   private List<Event> events = new ArrayList<>();
   private long bytes;
   private int markers;
   private long startedNanos;
-  private Lsn commitEnd;
+  private @Nullable Lsn commitEnd;
 
   EventBatch(Ticker ticker) {
     this.ticker = ticker;

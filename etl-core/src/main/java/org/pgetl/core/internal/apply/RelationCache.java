@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.error.ErrorKind;
@@ -162,7 +163,7 @@ final class RelationCache {
    * @param relationId the relation's oid
    * @return the entry or null
    */
-  Entry find(long relationId) {
+  @Nullable Entry find(long relationId) {
     return entries.get(relationId);
   }
 }

@@ -1,5 +1,7 @@
 package org.pgetl.core.internal.apply;
 
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.TupleData;
 import org.pgetl.error.ErrorKind;
@@ -53,7 +55,8 @@ final class RowConverter {
    * @param oldTuple the old tuple (full or key), or null
    * @return the full or partial row
    */
-  static UpdatedRow updated(RelationCache.Entry e, TupleData newTuple, TupleData oldTuple) {
+  static UpdatedRow updated(
+      RelationCache.Entry e, TupleData newTuple, @Nullable TupleData oldTuple) {
     checkWidth(e, newTuple, "Update");
     int n = newTuple.columnCount();
     int missingCount = 0;
@@ -93,30 +96,31 @@ final class RowConverter {
    * @param what the message, for errors
    * @return the old row, or null when there is none
    */
-  static OldRow old(
+  static @Nullable OldRow old(
       RelationCache.Entry e,
       org.pgetl.core.internal.decode.PgOutputMessage.OldTupleKind kind,
-      TupleData t,
+      @Nullable TupleData t,
       String what) {
+    if (kind == org.pgetl.core.internal.decode.PgOutputMessage.OldTupleKind.NONE) {
+      return null;
+    }
+    TupleData old = Objects.requireNonNull(t, "a message with an old tuple kind carries the tuple");
     switch (kind) {
-      case NONE -> {
-        return null;
-      }
       case FULL -> {
-        return new OldRow.Full(full(e, t, what));
+        return new OldRow.Full(full(e, old, what));
       }
       case KEY -> {
-        checkWidth(e, t, what);
+        checkWidth(e, old, what);
         int[] idx = e.identity;
         if (idx.length == 0) {
           // no key columns known: keep every column the server sent
-          return new OldRow.Key(full(e, t, what));
+          return new OldRow.Key(full(e, old, what));
         }
         Object[] key = new Object[idx.length];
         long size = ROW_OVERHEAD;
         for (int k = 0; k < idx.length; k++) {
-          key[k] = value(e, t, idx[k]);
-          size += VALUE_OVERHEAD + Math.max(0, t.length(idx[k]));
+          key[k] = value(e, old, idx[k]);
+          size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
         }
         return new OldRow.Key(TableRow.wrap(key, size));
       }
@@ -124,7 +128,7 @@ final class RowConverter {
     }
   }
 
-  private static Object value(RelationCache.Entry e, TupleData t, int i) {
+  private static @Nullable Object value(RelationCache.Entry e, TupleData t, int i) {
     ValueCodec codec = e.codecs[i];
     switch (t.kind(i)) {
       case NULL:

@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.apply;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.model.Lsn;
@@ -25,7 +26,7 @@ public interface SchemaResolver extends AutoCloseable {
    * @return the replicated schema, whose columns are exactly the message's columns in order
    */
   ReplicatedTableSchema resolve(
-      PgOutputMessage.Relation relation, Lsn snapshotLsn, ReplicatedTableSchema previous);
+      PgOutputMessage.Relation relation, Lsn snapshotLsn, @Nullable ReplicatedTableSchema previous);
 
   /**
    * Returns the codecs of the given column types.

@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
@@ -53,7 +55,7 @@ final class StreamSpool implements AutoCloseable {
   private final class Txn {
     final long xid;
     final Path path;
-    FileChannel channel;
+    @Nullable FileChannel channel;
     // the bytes of its changes, and how many of them are in the file (the rest is buffered)
     long size;
     long flushed;
@@ -64,6 +66,11 @@ final class StreamSpool implements AutoCloseable {
     long[] subChanges = new long[4];
     int subCount;
     long lastSubXid;
+
+    /** The transaction's file channel, open from its first write until its file is deleted. */
+    FileChannel openChannel() {
+      return Objects.requireNonNull(channel, "the file of a pending transaction is open");
+    }
 
     Txn(long xid) {
       this.xid = xid;
@@ -107,8 +114,8 @@ final class StreamSpool implements AutoCloseable {
   private final Map<Long, Txn> transactions = new HashMap<>();
   private final ByteBuffer writeBuffer = ByteBuffer.allocate(BUFFER_BYTES);
   private final ByteBuffer readBuffer = ByteBuffer.allocate(BUFFER_BYTES);
-  private Txn current;
-  private Replay replay;
+  private @Nullable Txn current;
+  private @Nullable Replay replay;
 
   /**
    * Creates the spool of one stream.
@@ -254,7 +261,7 @@ final class StreamSpool implements AutoCloseable {
     }
     long offset = t.subOffsets[i];
     try {
-      t.channel.truncate(offset);
+      t.openChannel().truncate(offset);
     } catch (IOException e) {
       throw folder.ioFailure("cannot truncate " + t.path, e);
     }
@@ -322,10 +329,10 @@ final class StreamSpool implements AutoCloseable {
 
   /** Appends bytes to the current transaction's file. */
   private void writeFully(ByteBuffer b) {
-    Txn t = current;
+    Txn t = Objects.requireNonNull(current, "bytes are written while a transaction is current");
     try {
       while (b.hasRemaining()) {
-        t.flushed += t.channel.write(b, t.flushed);
+        t.flushed += t.openChannel().write(b, t.flushed);
       }
     } catch (IOException e) {
       throw folder.ioFailure("cannot write " + t.path, e);
@@ -349,7 +356,7 @@ final class StreamSpool implements AutoCloseable {
 
   /** The changes of one committed transaction, read back in order through its file's channel. */
   final class Replay implements AutoCloseable {
-    private final Txn txn;
+    private final @Nullable Txn txn;
     private final long changes;
     private final long bytes;
     // the file position of the first byte not yet in the read buffer, and of the next change
@@ -357,7 +364,12 @@ final class StreamSpool implements AutoCloseable {
     private long left;
     private boolean closed;
 
-    private Replay(Txn txn) {
+    /** The transaction read; there is one whenever bytes are left to read. */
+    private Txn file() {
+      return Objects.requireNonNull(txn, "a replay with bytes left has its transaction");
+    }
+
+    private Replay(@Nullable Txn txn) {
       this.txn = txn;
       this.changes = txn == null ? 0 : txn.changes;
       this.bytes = txn == null ? 0 : txn.size;
@@ -388,7 +400,7 @@ final class StreamSpool implements AutoCloseable {
      *
      * @return it, or null after the last one
      */
-    Change next() {
+    @Nullable Change next() {
       if (left == 0 || closed) {
         return null;
       }
@@ -398,7 +410,7 @@ final class StreamSpool implements AutoCloseable {
       if (length < 0 || HEADER_BYTES + (long) length > left) {
         throw new EtlException(
             ErrorKind.INVALID_STATE,
-            "spool file " + txn.path + " is damaged: a change of " + length + " bytes",
+            "spool file " + file().path + " is damaged: a change of " + length + " bytes",
             left + " bytes were left to read");
       }
       byte[] message = new byte[length];
@@ -441,6 +453,7 @@ final class StreamSpool implements AutoCloseable {
      * Reads at least {@code atLeast} bytes into the buffer, more when the buffer and file allow.
      */
     private void read(ByteBuffer into, int atLeast) {
+      Txn txn = file();
       long end = txn.flushed;
       int got = 0;
       try {
@@ -453,7 +466,7 @@ final class StreamSpool implements AutoCloseable {
                 left + " bytes were left to read");
           }
           ByteBuffer window = into.duplicate().limit(into.position() + max);
-          int r = txn.channel.read(window, readAt);
+          int r = txn.openChannel().read(window, readAt);
           if (r < 0) {
             throw new EtlException(
                 ErrorKind.INVALID_STATE,

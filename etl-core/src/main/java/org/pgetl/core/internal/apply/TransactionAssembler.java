@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.core.internal.decode.PgTime;
@@ -49,14 +51,14 @@ final class TransactionAssembler {
   private boolean inTx;
   private Lsn txCommitLsn = Lsn.ZERO;
   private long txOrdinal;
-  private Instant txCommitTime;
+  private @Nullable Instant txCommitTime;
   private long txXid;
   private Lsn txBeginWalStart = Lsn.ZERO;
   private boolean beginEmitted;
 
   // the streamed transaction being delivered from the spool
-  private StreamSpool.Replay replay;
-  private PgOutputMessage.StreamCommit replayCommit;
+  private StreamSpool.@Nullable Replay replay;
+  private PgOutputMessage.@Nullable StreamCommit replayCommit;
 
   TransactionAssembler(
       LoopEnv env,
@@ -214,7 +216,7 @@ final class TransactionAssembler {
     for (int n = 0; n < REPLAY_CHUNK && batch.bytes() < batchMaxBytes; n++) {
       StreamSpool.Change c;
       try {
-        c = replay.next();
+        c = Objects.requireNonNull(replay, "replay() is called while replaying()").next();
       } catch (EtlException e) {
         throw stopPipeline(e);
       }
@@ -228,9 +230,10 @@ final class TransactionAssembler {
   }
 
   private void endReplay() {
-    PgOutputMessage.StreamCommit sc = replayCommit;
+    PgOutputMessage.StreamCommit sc =
+        Objects.requireNonNull(replayCommit, "a replay in progress has its commit");
     try {
-      replay.close();
+      Objects.requireNonNull(replay, "a replay is in progress").close();
     } catch (EtlException e) {
       throw stopPipeline(e);
     } finally {

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.engine.DestinationCalls;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
@@ -39,7 +40,8 @@ import org.pgetl.model.Lsn;
 final class WriteWindow {
 
   /** What {@link #poll()} found. */
-  record Progress(Lsn durableAdvancedTo, EtlException failure, boolean abandoned) {
+  record Progress(
+      @Nullable Lsn durableAdvancedTo, @Nullable EtlException failure, boolean abandoned) {
     static final Progress NONE = new Progress(null, null, false);
   }
 
@@ -51,12 +53,12 @@ final class WriteWindow {
 
   private static final class Entry {
     final long seq;
-    final Lsn commitEndLsn;
+    final @Nullable Lsn commitEndLsn;
     final WriteDurability durability;
     Status status = Status.PENDING;
     long answerOrder;
 
-    Entry(long seq, Lsn commitEndLsn, WriteDurability durability) {
+    Entry(long seq, @Nullable Lsn commitEndLsn, WriteDurability durability) {
       this.seq = seq;
       this.commitEndLsn = commitEndLsn;
       this.durability = durability;
@@ -88,7 +90,7 @@ final class WriteWindow {
    * @param commitEndLsn the greatest commit end LSN the write completes, or null
    * @param durability the durability the write asked for
    */
-  void track(AsyncResult result, Lsn commitEndLsn, WriteDurability durability) {
+  void track(AsyncResult result, @Nullable Lsn commitEndLsn, WriteDurability durability) {
     long seq = nextSeq++;
     entries.addLast(new Entry(seq, commitEndLsn, durability));
     pending++;
@@ -215,7 +217,7 @@ final class WriteWindow {
    * them. An accepted write at the head counts as durable once a later write was answered durable
    * after it; otherwise it stops the prefix.
    */
-  private Lsn collapseHead() {
+  private @Nullable Lsn collapseHead() {
     Lsn advanced = null;
     while (!entries.isEmpty()) {
       Entry e = entries.peekFirst();
@@ -242,7 +244,7 @@ final class WriteWindow {
     return false;
   }
 
-  private Entry find(long seq) {
+  private @Nullable Entry find(long seq) {
     for (Entry e : entries) {
       if (e.seq == seq) {
         return e;
@@ -251,7 +253,7 @@ final class WriteWindow {
     return null;
   }
 
-  private static Lsn max(Lsn a, Lsn b) {
+  private static @Nullable Lsn max(@Nullable Lsn a, @Nullable Lsn b) {
     if (a == null) {
       return b;
     }

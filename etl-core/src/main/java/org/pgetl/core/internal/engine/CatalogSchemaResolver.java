@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.apply.SchemaResolver;
 import org.pgetl.core.internal.codec.TypeRegistry;
 import org.pgetl.core.internal.codec.ValueCodec;
@@ -75,7 +76,9 @@ public final class CatalogSchemaResolver implements SchemaResolver {
 
   @Override
   public ReplicatedTableSchema resolve(
-      PgOutputMessage.Relation relation, Lsn snapshotLsn, ReplicatedTableSchema previous) {
+      PgOutputMessage.Relation relation,
+      Lsn snapshotLsn,
+      @Nullable ReplicatedTableSchema previous) {
     TableId id = new TableId(relation.relationId());
     TableName name = new TableName(relation.namespace(), relation.name());
     // every attnum the table ever had; empty when the table is gone
