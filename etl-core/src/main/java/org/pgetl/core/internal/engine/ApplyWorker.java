@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineConfig;
 import org.pgetl.core.internal.apply.ApplyLoop;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
@@ -179,7 +180,7 @@ final class ApplyWorker implements Runnable {
    * Returns where to start streaming, creating the slot when there is none yet; null when the slot
    * was lost and the supervisor must copy every table again.
    */
-  private Lsn startLsn(ReplicationConnection repl, Connection admin) {
+  private @Nullable Lsn startLsn(ReplicationConnection repl, Connection admin) {
     SlotAdmin slots = new SlotAdmin(admin, ctx.ticker);
     Optional<SlotInfo> slot = slots.find(slotName);
     String lost = null;

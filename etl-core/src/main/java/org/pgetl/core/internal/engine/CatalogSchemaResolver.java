@@ -46,8 +46,8 @@ public final class CatalogSchemaResolver implements SchemaResolver {
   private final PgConnector connector;
   private final String applicationName;
   private final TypeRegistry types = new TypeRegistry();
-  private Connection connection;
-  private PgCatalog catalog;
+  private @Nullable Connection connection;
+  private @Nullable PgCatalog catalog;
 
   /**
    * Creates a resolver that opens its catalog connection on first use.
@@ -229,7 +229,7 @@ public final class CatalogSchemaResolver implements SchemaResolver {
       List<PgOutputMessage.Relation.Column> rc,
       int[] attnums,
       List<ColumnSchema> columns,
-      ReplicatedTableSchema previous) {
+      @Nullable ReplicatedTableSchema previous) {
     List<Integer> keys = new ArrayList<>();
     for (int i = 0; i < rc.size(); i++) {
       if (rc.get(i).isKey()) {

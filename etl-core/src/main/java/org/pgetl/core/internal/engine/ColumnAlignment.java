@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.core.internal.pg.Attribute;
 import org.pgetl.model.ColumnSchema;
@@ -61,9 +62,9 @@ final class ColumnAlignment {
   /** One attnum that a message column may map to, with what is known about it. */
   private static final class Slot {
     final int attnum;
-    ColumnSchema previous;
+    @Nullable ColumnSchema previous;
     boolean previousPublished;
-    Attribute catalog;
+    @Nullable Attribute catalog;
     boolean invented;
 
     Slot(int attnum) {
@@ -82,7 +83,7 @@ final class ColumnAlignment {
    * @return one attnum per message column, strictly increasing, never 0
    */
   static int[] align(
-      ReplicatedTableSchema previous,
+      @Nullable ReplicatedTableSchema previous,
       List<PgOutputMessage.Relation.Column> relation,
       List<Attribute> catalog) {
     Objects.requireNonNull(relation, "relation");

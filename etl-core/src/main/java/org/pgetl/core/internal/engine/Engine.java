@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus.Phase;
 import org.pgetl.Shutdown;
@@ -88,7 +89,7 @@ public final class Engine {
   private volatile long epoch;
   private volatile boolean leaseLost;
   private boolean destinationStarted;
-  private Thread leaseWatch;
+  private @Nullable Thread leaseWatch;
   private final Listeners listeners;
   private final SpoolFolder spool;
   private long lastPublicationRefresh;
@@ -97,11 +98,11 @@ public final class Engine {
   private final Object lock = new Object();
 
   private volatile Phase phase = Phase.CREATED;
-  private volatile Generation generation;
-  private Thread supervisor;
+  private volatile @Nullable Generation generation;
+  private @Nullable Thread supervisor;
   private final java.util.concurrent.CountDownLatch terminated =
       new java.util.concurrent.CountDownLatch(1);
-  private EtlException shutdownFailure;
+  private @Nullable EtlException shutdownFailure;
 
   /** One apply worker and its table-sync workers. */
   private static final class Generation {
@@ -354,7 +355,7 @@ public final class Engine {
     return shutdown.isRequested();
   }
 
-  private LifecycleState initial() {
+  private @Nullable LifecycleState initial() {
     return lifecycle.state();
   }
 
@@ -661,7 +662,7 @@ public final class Engine {
    * One poll of the active instance: follows the lifecycle, restarts an ended generation, reads
    * requests and the publication, samples the lag. Returns true when the pipeline must stop.
    */
-  private boolean runOnce(LifecycleState wanted) throws InterruptedException {
+  private boolean runOnce(@Nullable LifecycleState wanted) throws InterruptedException {
     Generation g = generation;
     if (g != null && !g.apply.isAlive()) {
       // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
@@ -771,7 +772,8 @@ public final class Engine {
    * Names the tables a drain left without a finished copy (a copy interrupted, or not started), or
    * returns null when every table was synced.
    */
-  private static String notCopied(Map<TableId, TableState> before, Map<TableId, TableState> after) {
+  private static @Nullable String notCopied(
+      Map<TableId, TableState> before, Map<TableId, TableState> after) {
     List<String> out = new ArrayList<>();
     for (Map.Entry<TableId, TableState> e : after.entrySet()) {
       TableState.Type t = e.getValue().type();
@@ -829,7 +831,7 @@ public final class Engine {
   }
 
   /** Reads the lifecycle row; null while no read ever succeeded. */
-  private LifecycleState readLifecycle() {
+  private @Nullable LifecycleState readLifecycle() {
     try {
       return lifecycle.apply(store.readLifecycle(destination.name()));
     } catch (EtlException e) {
@@ -837,9 +839,9 @@ public final class Engine {
     }
   }
 
-  private LifecycleState lastLifecycle;
+  private @Nullable LifecycleState lastLifecycle;
 
-  private LifecycleState pollLifecycle() {
+  private @Nullable LifecycleState pollLifecycle() {
     LifecycleState s = readLifecycle();
     if (s != null) {
       metrics.lifecycleState(s);
@@ -994,8 +996,8 @@ public final class Engine {
         board.lagBytes() < 0 ? "an unknown number of" : Long.toString(board.lagBytes()));
   }
 
-  private Connection lagConnection;
-  private volatile String lastStopProblem;
+  private @Nullable Connection lagConnection;
+  private volatile @Nullable String lastStopProblem;
 
   /**
    * Samples the server's WAL end against the apply slot's confirmed position, on one connection
@@ -1111,9 +1113,9 @@ public final class Engine {
   /**
    * Returns the effective lifecycle state.
    *
-   * @return the state
+   * @return the state, or null while no read of the lifecycle ever succeeded
    */
-  public LifecycleState lifecycleState() {
+  public @Nullable LifecycleState lifecycleState() {
     return lifecycle.state();
   }
 

@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.engine;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.apply.LoopEnv;
@@ -33,7 +34,7 @@ public final class EngineContext {
   public final ErrorLog errors;
   public final StatusBoard board;
   public final Ticker ticker;
-  private volatile String resyncReason;
+  private volatile @Nullable String resyncReason;
 
   /** Table changes for the apply worker to carry out ({@link ApplyStreamRole#tick}). */
   public final java.util.Queue<TableCommand> commands =
@@ -86,7 +87,7 @@ public final class EngineContext {
    *
    * @return the reason
    */
-  public String resyncReason() {
+  public @Nullable String resyncReason() {
     return resyncReason;
   }
 

@@ -2,13 +2,14 @@ package org.pgetl.core.internal.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 
 /** The failures of a pipeline's workers, in order, for its status and its termination. */
 public final class ErrorLog {
   private static final int MAX = 50;
   private final List<EtlException> errors = new ArrayList<>();
-  private EtlException fatal;
+  private @Nullable EtlException fatal;
   private volatile java.util.function.Consumer<EtlException> listener = e -> {};
 
   /**
@@ -56,7 +57,7 @@ public final class ErrorLog {
    *
    * @return it, or null
    */
-  public synchronized EtlException fatal() {
+  public synchronized @Nullable EtlException fatal() {
     return fatal;
   }
 

@@ -1,6 +1,8 @@
 package org.pgetl.core.internal.engine;
 
+import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
@@ -29,8 +31,8 @@ final class LifecycleTracker {
 
   private final String pipelineId;
   private final String destination;
-  private volatile LifecycleState state;
-  private String lastRaw;
+  private volatile @Nullable LifecycleState state;
+  private @Nullable String lastRaw;
   private boolean readFailing;
   private boolean refusalLogged;
 
@@ -73,7 +75,7 @@ final class LifecycleTracker {
       lastRaw = raw;
       return state;
     }
-    if (state == null || next != state || (unknown && !raw.equals(lastRaw))) {
+    if (state == null || next != state || (unknown && !Objects.equals(raw, lastRaw))) {
       if (unknown) {
         LOG.error(
             "pipeline {}: destination {} has unknown lifecycle state '{}'; treating it as paused",
@@ -102,7 +104,7 @@ final class LifecycleTracker {
    * @param e the failure
    * @return the last-known state, or null when no read succeeded yet
    */
-  LifecycleState readFailed(EtlException e) {
+  @Nullable LifecycleState readFailed(EtlException e) {
     if (!readFailing) {
       LOG.warn(
           "pipeline {}: lifecycle of {} could not be read ({}); {}",
@@ -118,7 +120,7 @@ final class LifecycleTracker {
   }
 
   /** Returns the state followed, or null while no read ever succeeded. */
-  LifecycleState state() {
+  @Nullable LifecycleState state() {
     return state;
   }
 }

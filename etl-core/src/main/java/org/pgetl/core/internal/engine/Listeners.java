@@ -10,6 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineListener;
 import org.pgetl.PipelineStatus;
 import org.pgetl.error.EtlException;
@@ -64,7 +65,8 @@ public final class Listeners {
     listeners.add(listener);
   }
 
-  void tableStateChanged(TableId table, TableName name, TableState from, TableState to) {
+  void tableStateChanged(
+      TableId table, @Nullable TableName name, @Nullable TableState from, @Nullable TableState to) {
     post(l -> l.tableStateChanged(table, name, from, to));
   }
 
@@ -72,7 +74,7 @@ public final class Listeners {
     post(l -> l.errorRecorded(error));
   }
 
-  void lifecycleChanged(LifecycleState from, LifecycleState to) {
+  void lifecycleChanged(@Nullable LifecycleState from, LifecycleState to) {
     post(l -> l.lifecycleChanged(from, to));
   }
 

@@ -2,6 +2,7 @@ package org.pgetl.core.internal.engine;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
@@ -49,7 +50,7 @@ public final class StatusBoard {
    * @param table the table
    * @return the name, or null when not known yet
    */
-  public TableName name(TableId table) {
+  public @Nullable TableName name(TableId table) {
     return names.get(table);
   }
 
@@ -160,14 +161,14 @@ public final class StatusBoard {
     }
   }
 
-  private volatile org.pgetl.store.PipelineStore.LeaseHolder leaseHolder;
+  private volatile org.pgetl.store.PipelineStore.@Nullable LeaseHolder leaseHolder;
 
   /**
    * Records who holds the lease, as a standby last saw it.
    *
    * @param holder the holder, or null (none, or this instance)
    */
-  public void leaseHolder(org.pgetl.store.PipelineStore.LeaseHolder holder) {
+  public void leaseHolder(org.pgetl.store.PipelineStore.@Nullable LeaseHolder holder) {
     leaseHolder = holder;
   }
 
@@ -176,7 +177,7 @@ public final class StatusBoard {
    *
    * @return the holder, or null
    */
-  public org.pgetl.store.PipelineStore.LeaseHolder leaseHolder() {
+  public org.pgetl.store.PipelineStore.@Nullable LeaseHolder leaseHolder() {
     return leaseHolder;
   }
 

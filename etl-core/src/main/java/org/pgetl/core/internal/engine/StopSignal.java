@@ -4,9 +4,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.time.Ticker;
 import org.postgresql.PGConnection;
 import org.slf4j.Logger;
@@ -43,7 +45,7 @@ public final class StopSignal {
   private final AtomicReference<String> incomplete = new AtomicReference<>();
   private final AtomicLong requestedAtNanos = new AtomicLong();
   private final List<Runnable> wakers = new CopyOnWriteArrayList<>();
-  private final StopSignal parent;
+  private final @Nullable StopSignal parent;
   private final Ticker ticker;
   private volatile Runnable detachFromParent = () -> {};
 
@@ -61,7 +63,7 @@ public final class StopSignal {
     this(null, ticker);
   }
 
-  private StopSignal(StopSignal parent, Ticker ticker) {
+  private StopSignal(@Nullable StopSignal parent, Ticker ticker) {
     this.parent = parent;
     this.ticker = ticker;
   }
@@ -106,7 +108,7 @@ public final class StopSignal {
    * @return NONE while running
    */
   public Mode mode() {
-    return mode.get();
+    return Objects.requireNonNull(mode.get(), "the mode is never null");
   }
 
   /**
@@ -124,7 +126,7 @@ public final class StopSignal {
    *
    * @param reason what went wrong
    */
-  public void noteIncomplete(String reason) {
+  public void noteIncomplete(@Nullable String reason) {
     incomplete.compareAndSet(null, reason);
     if (parent != null && parent.isRequested()) {
       // only a stop of the whole generation reports what its workers left unfinished
@@ -137,7 +139,7 @@ public final class StopSignal {
    *
    * @return the first reason, or null when every stream stopped cleanly
    */
-  public String incompleteReason() {
+  public @Nullable String incompleteReason() {
     return incomplete.get();
   }
 

@@ -1,5 +1,6 @@
 package org.pgetl.core.internal.engine;
 
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 
@@ -14,7 +15,7 @@ import org.pgetl.model.TableName;
  * @param name the table's name, when known (may be null)
  * @param requestId the store's id of the operator request this carries out, or 0
  */
-record TableCommand(Kind kind, TableId table, TableName name, long requestId) {
+record TableCommand(Kind kind, TableId table, @Nullable TableName name, long requestId) {
 
   /** What to do with the table. */
   enum Kind {
