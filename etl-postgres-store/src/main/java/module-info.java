@@ -4,6 +4,7 @@
  */
 module org.pgetl.store.postgres {
   requires transitive org.pgetl.core;
+  requires static org.jspecify;
   requires java.sql;
   requires org.postgresql.jdbc;
   requires com.zaxxer.hikari;

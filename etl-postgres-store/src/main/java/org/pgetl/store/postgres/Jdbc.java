@@ -3,6 +3,7 @@ package org.pgetl.store.postgres;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -17,6 +18,12 @@ final class Jdbc {
   @FunctionalInterface
   interface Work<T> {
     T run(Connection c) throws SQLException;
+  }
+
+  /** Work on a connection that returns nothing. */
+  @FunctionalInterface
+  interface Step {
+    void run(Connection c) throws SQLException;
   }
 
   private final DataSource pool;
@@ -65,6 +72,36 @@ final class Jdbc {
     }
   }
 
+  /**
+   * Runs work that returns nothing in autocommit mode, as {@link #autocommit(String, Work)}.
+   *
+   * @param what the operation, for the error message
+   * @param step the work
+   */
+  void autocommitStep(String what, Step step) {
+    autocommit(
+        what,
+        c -> {
+          step.run(c);
+          return Boolean.TRUE;
+        });
+  }
+
+  /**
+   * Runs work that returns nothing in one transaction, as {@link #transaction(String, Work)}.
+   *
+   * @param what the operation, for the error message
+   * @param step the work
+   */
+  void transactionStep(String what, Step step) {
+    transaction(
+        what,
+        c -> {
+          step.run(c);
+          return Boolean.TRUE;
+        });
+  }
+
   private static void rollbackQuietly(Connection c, Throwable cause) {
     try {
       c.rollback();
@@ -97,7 +134,7 @@ final class Jdbc {
    * @param t the failure
    * @return the SQL exception, or null when there is none
    */
-  static SQLException findSqlException(Throwable t) {
+  static @Nullable SQLException findSqlException(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof SQLException) {
         return (SQLException) c;

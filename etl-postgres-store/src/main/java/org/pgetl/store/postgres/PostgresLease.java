@@ -6,9 +6,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.zip.CRC32;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableName;
@@ -32,7 +34,7 @@ final class PostgresLease implements Lease {
   private final String pipelineId;
   private final String holder;
   private final int namespace;
-  private Connection connection;
+  private @Nullable Connection connection;
   private int rowId;
   private long epoch;
   private boolean previousReleased = true;
@@ -157,8 +159,10 @@ final class PostgresLease implements Lease {
 
   /** Under this monitor: true when the lease's session holds the lock. */
   private boolean held() throws SQLException {
+    Connection c =
+        Objects.requireNonNull(connection, "held() runs with the lease's connection open");
     try (PreparedStatement ps =
-        connection.prepareStatement(
+        c.prepareStatement(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
                 + " AND classid = ?::oid AND objid = ?::oid AND objsubid = 2 AND granted")) {
       ps.setLong(1, Integer.toUnsignedLong(namespace));

@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.core.internal.pg.ConnectionUrl;
 import org.pgetl.core.internal.pg.Secrets;
@@ -240,7 +241,7 @@ public final class PostgresStore implements PipelineStore {
     TreeMap<TableId, TableState> ordered = new TreeMap<>(newStates);
     TableLocks.Held held = locks.tables(ordered.keySet());
     try {
-      jdbc.transaction(
+      jdbc.transactionStep(
           "updating the state of tables " + ordered.keySet(),
           c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.updateState)) {
@@ -256,7 +257,6 @@ public final class PostgresStore implements PipelineStore {
               }
               ps.executeBatch();
             }
-            return null;
           });
       states.putAll(ordered);
     } finally {
@@ -297,12 +297,11 @@ public final class PostgresStore implements PipelineStore {
   public void resetTableState(TableId table) {
     TableLocks.Held held = locks.table(table);
     try {
-      jdbc.transaction(
+      jdbc.transactionStep(
           "resetting the state of table " + table,
           c -> {
             execute(c, sql.deleteTableStates, table);
             execute(c, sql.insertInitState, table);
-            return null;
           });
       states.put(table, TableState.INIT);
     } finally {
@@ -378,11 +377,10 @@ public final class PostgresStore implements PipelineStore {
   @Override
   public void deleteProgress(ProgressKey key) {
     Objects.requireNonNull(key, "key");
-    jdbc.autocommit(
+    jdbc.autocommitStep(
         "deleting the " + key + " progress",
         c -> {
           deleteProgress(c, key);
-          return null;
         });
   }
 
@@ -437,7 +435,7 @@ public final class PostgresStore implements PipelineStore {
       ps.setLong(2, table.oid());
       try (ResultSet rs = ps.executeQuery()) {
         long currentId = -1;
-        SchemaRows version = null;
+        @Nullable SchemaRows version = null;
         while (rs.next()) {
           long id = rs.getLong(1);
           if (id != currentId) {
@@ -454,18 +452,19 @@ public final class PostgresStore implements PipelineStore {
           }
           rs.getInt(5);
           if (!rs.wasNull()) {
-            version.add(
-                new ColumnSchema(
-                    rs.getString(6),
-                    (int) rs.getLong(7),
-                    rs.getInt(8),
-                    rs.getString(9),
-                    rs.getInt(10),
-                    rs.getInt(11),
-                    rs.getBoolean(12),
-                    rs.getString(13)),
-                rs.getBoolean(15),
-                rs.getInt(16));
+            Objects.requireNonNull(version, "the first row starts a version")
+                .add(
+                    new ColumnSchema(
+                        rs.getString(6),
+                        (int) rs.getLong(7),
+                        rs.getInt(8),
+                        rs.getString(9),
+                        rs.getInt(10),
+                        rs.getInt(11),
+                        rs.getBoolean(12),
+                        rs.getString(13)),
+                    rs.getBoolean(15),
+                    rs.getInt(16));
           }
         }
         if (version != null) {
@@ -484,7 +483,7 @@ public final class PostgresStore implements PipelineStore {
     int[] identityOrdinals = SchemaRows.identityOrdinals(schema);
     TableLocks.Held held = locks.table(table);
     try {
-      jdbc.transaction(
+      jdbc.transactionStep(
           "storing the schema of table " + table + " at " + full.snapshotLsn(),
           c -> {
             long id;
@@ -526,7 +525,6 @@ public final class PostgresStore implements PipelineStore {
                 ps.executeBatch();
               }
             }
-            return null;
           });
       schemas.computeIfPresent(
           table,
@@ -641,13 +639,12 @@ public final class PostgresStore implements PipelineStore {
   public void prepareTableForCopy(TableId table) {
     TableLocks.Held held = locks.table(table);
     try {
-      jdbc.transaction(
+      jdbc.transactionStep(
           "preparing table " + table + " for a copy",
           c -> {
             execute(c, sql.deleteTableMetadata, table);
             execute(c, sql.deleteTableSchemas, table);
             execute(c, sql.deleteTableSyncProgress, table);
-            return null;
           });
       metadata.put(table, Optional.empty());
       schemas.put(table, Collections.emptyNavigableMap());
@@ -689,7 +686,7 @@ public final class PostgresStore implements PipelineStore {
   public void deleteTable(TableId table) {
     TableLocks.Held held = locks.table(table);
     try {
-      jdbc.transaction(
+      jdbc.transactionStep(
           "deleting table " + table + " from the pipeline",
           c -> {
             execute(c, sql.deleteTableStates, table);
@@ -698,7 +695,6 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deleteTableSyncProgress, table);
             execute(c, sql.deleteTableRequests, table);
             execute(c, sql.deleteTableCopy, table);
-            return null;
           });
       states.remove(table);
       schemas.put(table, Collections.emptyNavigableMap());
@@ -712,7 +708,7 @@ public final class PostgresStore implements PipelineStore {
   public void deletePipelineState() {
     TableLocks.Held held = locks.pipeline();
     try {
-      jdbc.transaction(
+      jdbc.transactionStep(
           "deleting the pipeline's state",
           c -> {
             execute(c, sql.deletePipelineStates, null);
@@ -721,7 +717,6 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deletePipelineCopies, null);
             execute(c, sql.deletePipelineMetadata, null);
             execute(c, sql.deletePipelineProgress, null);
-            return null;
           });
       states.clear();
       schemas.clear();
@@ -929,7 +924,8 @@ public final class PostgresStore implements PipelineStore {
   }
 
   // Runs a statement whose parameters are the pipeline id and, when given, a table id.
-  private void execute(Connection c, String statement, TableId table) throws SQLException {
+  private void execute(Connection c, String statement, @Nullable TableId table)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(statement)) {
       ps.setString(1, pipelineId);
       if (table != null) {
@@ -945,12 +941,12 @@ public final class PostgresStore implements PipelineStore {
    * the default named in {@link PostgresStoreConfig}.
    */
   public static final class Builder {
-    private PgConnectionConfig connection;
-    private String jdbcUrl;
-    private String user;
-    private String password;
+    private @Nullable PgConnectionConfig connection;
+    private @Nullable String jdbcUrl;
+    private @Nullable String user;
+    private @Nullable String password;
     private String schema = PostgresStoreConfig.DEFAULT_SCHEMA;
-    private String pipelineId;
+    private @Nullable String pipelineId;
     private int maxPoolSize = PostgresStoreConfig.DEFAULT_MAX_POOL_SIZE;
     private int minIdle = PostgresStoreConfig.DEFAULT_MIN_IDLE;
     private Duration idleTimeout = PostgresStoreConfig.DEFAULT_IDLE_TIMEOUT;
@@ -1027,14 +1023,17 @@ public final class PostgresStore implements PipelineStore {
     }
 
     // The connection the settings name: the given one or the URL's, with the role set here on top.
-    private PgConnectionConfig resolvedConnection() {
+    private @Nullable PgConnectionConfig resolvedConnection() {
       if (connection == null && jdbcUrl == null) {
         return null;
       }
       String field = connection != null ? "connection" : "jdbcUrl";
       try {
         PgConnectionConfig.Builder b =
-            connection != null ? connection.toBuilder() : ConnectionUrl.parse(jdbcUrl);
+            connection != null
+                ? connection.toBuilder()
+                : ConnectionUrl.parse(
+                    Objects.requireNonNull(jdbcUrl, "connection or jdbcUrl is set"));
         if (user != null) {
           b.user(user);
         }
@@ -1152,6 +1151,8 @@ public final class PostgresStore implements PipelineStore {
      * @return the settings
      * @throws EtlException of kind {@code CONFIG_ERROR} naming the first invalid setting
      */
+    // the config's constructor rejects a missing connection or pipeline id with CONFIG_ERROR
+    @SuppressWarnings("NullAway")
     public PostgresStoreConfig config() {
       return new PostgresStoreConfig(
           resolvedConnection(),

@@ -3,6 +3,7 @@ package org.pgetl.store.postgres;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
@@ -79,7 +80,7 @@ final class SchemaRows {
     }
   }
 
-  private EtlException corrupt(String what) {
+  private EtlException corrupt(@Nullable String what) {
     return new EtlException(
         ErrorKind.INVALID_STATE,
         "the stored schema version of table "

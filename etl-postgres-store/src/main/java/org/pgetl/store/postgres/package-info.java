@@ -5,4 +5,7 @@
  * etl}) of the source database or of any other database, created and upgraded by the Flyway
  * migrations shipped in this jar.
  */
+@NullMarked
 package org.pgetl.store.postgres;
+
+import org.jspecify.annotations.NullMarked;
