@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.pg;
 
 import java.nio.ByteBuffer;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
 
@@ -22,7 +23,7 @@ public interface MessageSource extends AutoCloseable {
    * @return the message, positioned at its first byte, or null
    * @throws EtlException when the source fails
    */
-  ByteBuffer readNext(long maxWaitNanos);
+  @Nullable ByteBuffer readNext(long maxWaitNanos);
 
   /**
    * Returns the WAL start LSN of the message {@link #readNext(long)} returned last. Some messages

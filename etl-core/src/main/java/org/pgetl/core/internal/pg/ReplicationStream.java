@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -145,7 +146,7 @@ public final class ReplicationStream implements MessageSource {
    * @throws EtlException when the stream fails, of the kind {@link PgErrors} decides
    */
   @Override
-  public ByteBuffer readNext(long maxWaitNanos) {
+  public @Nullable ByteBuffer readNext(long maxWaitNanos) {
     checkOwner();
     checkOpen();
     long deadline = ticker.nanoTime() + Math.max(0, maxWaitNanos);
@@ -409,7 +410,8 @@ public final class ReplicationStream implements MessageSource {
         "replication stream of slot "
             + slotName
             + " is owned by thread "
-            + owner.get().getName()
+            + Objects.requireNonNull(owner.get(), "the owner is set once and never cleared")
+                .getName()
             + " but was used from thread "
             + me.getName());
   }

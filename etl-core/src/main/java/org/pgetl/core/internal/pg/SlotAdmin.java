@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -126,7 +127,7 @@ public final class SlotAdmin {
     }
   }
 
-  private static Lsn lsnOrNull(String text) {
+  private static @Nullable Lsn lsnOrNull(@Nullable String text) {
     return text == null ? null : Lsn.parse(text);
   }
 

@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.pg;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.Lsn;
 
 /**
@@ -29,8 +30,8 @@ public record SlotInfo(
     boolean temporary,
     boolean active,
     int activePid,
-    Lsn restartLsn,
-    Lsn confirmedFlushLsn,
+    @Nullable Lsn restartLsn,
+    @Nullable Lsn confirmedFlushLsn,
     String walStatus,
     String invalidationReason,
     boolean failover) {
