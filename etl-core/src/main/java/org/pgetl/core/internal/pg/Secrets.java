@@ -63,7 +63,7 @@ public final class Secrets {
    * @param password the password, or null
    * @return {@code null} or {@link #MASK}
    */
-  public static String show(String password) {
+  public static String show(@Nullable String password) {
     return password == null ? "null" : MASK;
   }
 
