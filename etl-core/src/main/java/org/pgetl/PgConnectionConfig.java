@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.pg.ConnectionUrl;
 import org.pgetl.core.internal.pg.Secrets;
 import org.pgetl.error.ErrorKind;
@@ -32,6 +33,8 @@ import org.pgetl.error.EtlException;
  *
  * <p>The password never appears in {@link #toString()}, in logs or in exception messages.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class PgConnectionConfig {
   /** The PostgreSQL default port. */
   public static final int DEFAULT_PORT = 5432;
@@ -187,15 +190,15 @@ public final class PgConnectionConfig {
   }
 
   private final List<HostPort> hosts;
-  private final TargetServerType requestedTargetServerType;
+  private final @Nullable TargetServerType requestedTargetServerType;
   private final TargetServerType targetServerType;
   private final String database;
   private final String user;
-  private final String password;
+  private final @Nullable String password;
   private final SslMode sslMode;
-  private final Path sslRootCert;
-  private final Path sslCert;
-  private final Path sslKey;
+  private final @Nullable Path sslRootCert;
+  private final @Nullable Path sslCert;
+  private final @Nullable Path sslKey;
   private final Duration connectTimeout;
   private final boolean tcpKeepAlive;
 
@@ -265,8 +268,9 @@ public final class PgConnectionConfig {
     this.tcpKeepAlive = b.tcpKeepAlive;
   }
 
-  private static HostPort checkHost(String host, int port, String hostField, String portField) {
-    requireText(host, hostField);
+  private static HostPort checkHost(
+      @Nullable String value, int port, String hostField, String portField) {
+    String host = requireText(value, hostField);
     if (host.chars().anyMatch(Character::isWhitespace) || host.indexOf(',') >= 0) {
       throw invalid(
           hostField
@@ -279,7 +283,7 @@ public final class PgConnectionConfig {
     return new HostPort(host, port);
   }
 
-  private static String requireText(String value, String field) {
+  private static String requireText(@Nullable String value, String field) {
     if (value == null || value.isBlank()) {
       throw invalid(field + " must not be empty");
     }
@@ -351,7 +355,7 @@ public final class PgConnectionConfig {
   }
 
   /** Returns the URL with its passwords masked, for messages (see {@link Secrets}). */
-  static String redactUrl(String url) {
+  static @Nullable String redactUrl(@Nullable String url) {
     return Secrets.redactUrl(url);
   }
 
@@ -417,7 +421,7 @@ public final class PgConnectionConfig {
    *
    * @return the password, or null
    */
-  public String password() {
+  public @Nullable String password() {
     return password;
   }
 
@@ -436,7 +440,7 @@ public final class PgConnectionConfig {
    *
    * @return the root certificate path, or null
    */
-  public Path sslRootCert() {
+  public @Nullable Path sslRootCert() {
     return sslRootCert;
   }
 
@@ -445,7 +449,7 @@ public final class PgConnectionConfig {
    *
    * @return the client certificate path, or null
    */
-  public Path sslCert() {
+  public @Nullable Path sslCert() {
     return sslCert;
   }
 
@@ -454,7 +458,7 @@ public final class PgConnectionConfig {
    *
    * @return the client key path, or null
    */
-  public Path sslKey() {
+  public @Nullable Path sslKey() {
     return sslKey;
   }
 
@@ -523,7 +527,7 @@ public final class PgConnectionConfig {
     return url.toString();
   }
 
-  private static void appendPath(StringBuilder url, String name, Path path) {
+  private static void appendPath(StringBuilder url, String name, @Nullable Path path) {
     if (path != null) {
       url.append('&')
           .append(name)
@@ -601,17 +605,17 @@ public final class PgConnectionConfig {
    * thread-safe.
    */
   public static final class Builder {
-    private String host;
+    private @Nullable String host;
     private int port = DEFAULT_PORT;
     private final List<HostPort> additionalHosts = new ArrayList<>();
-    private TargetServerType targetServerType;
-    private String database;
-    private String user;
-    private String password;
+    private @Nullable TargetServerType targetServerType;
+    private @Nullable String database;
+    private @Nullable String user;
+    private @Nullable String password;
     private SslMode sslMode = DEFAULT_SSL_MODE;
-    private Path sslRootCert;
-    private Path sslCert;
-    private Path sslKey;
+    private @Nullable Path sslRootCert;
+    private @Nullable Path sslCert;
+    private @Nullable Path sslKey;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private boolean tcpKeepAlive = true;
 

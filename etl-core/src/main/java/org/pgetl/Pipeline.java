@@ -3,6 +3,7 @@ package org.pgetl;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.engine.Engine;
 import org.pgetl.core.internal.engine.EngineMetrics;
 import org.pgetl.destination.Destination;
@@ -28,6 +29,8 @@ import org.pgetl.store.PipelineStore.TableRequest;
  * #shutdown()} (or {@code close()}), a fatal failure, or a destination answering {@code
  * shutdown()}. Every method is thread-safe.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class Pipeline implements AutoCloseable {
   private final PipelineConfig config;
   private final Shutdown shutdown = new Shutdown();
@@ -65,7 +68,10 @@ public final class Pipeline implements AutoCloseable {
    *     the registry is not a Micrometer registry
    */
   public static Pipeline create(
-      PipelineConfig config, PipelineStore store, Destination destination, Object meterRegistry) {
+      PipelineConfig config,
+      PipelineStore store,
+      Destination destination,
+      @Nullable Object meterRegistry) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(store, "store");
     Objects.requireNonNull(destination, "destination");

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -372,9 +373,9 @@ public record PipelineConfig(
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
   public static final class Builder {
-    private String pipelineId;
-    private String publication;
-    private PgConnectionConfig source;
+    private @Nullable String pipelineId;
+    private @Nullable String publication;
+    private @Nullable PgConnectionConfig source;
     private long batchMaxBytes = DEFAULT_BATCH_MAX_BYTES;
     private Duration batchMaxFill = DEFAULT_BATCH_MAX_FILL;
     private int maxInFlightWrites = DEFAULT_MAX_IN_FLIGHT_WRITES;
@@ -716,6 +717,9 @@ public record PipelineConfig(
      * @return the configuration
      * @throws EtlException of kind {@code CONFIG_ERROR} naming the first invalid field
      */
+    // the canonical constructor rejects a missing pipeline id, publication or source with a
+    // CONFIG_ERROR that names the field
+    @SuppressWarnings("NullAway")
     public PipelineConfig build() {
       return new PipelineConfig(
           pipelineId,

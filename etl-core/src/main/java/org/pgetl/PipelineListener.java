@@ -1,6 +1,7 @@
 package org.pgetl;
 
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.TableId;
@@ -17,6 +18,8 @@ import org.pgetl.store.TableState;
  * a table: a slow listener delays only the listeners. An exception a listener throws is logged and
  * ignored. Every method has an empty default.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public interface PipelineListener {
 
   /**
@@ -27,7 +30,11 @@ public interface PipelineListener {
    * @param from the state before, or null when the table joined the pipeline
    * @param to the state now, or null when the table left the pipeline
    */
-  default void tableStateChanged(TableId table, TableName name, TableState from, TableState to) {}
+  default void tableStateChanged(
+      TableId table,
+      @Nullable TableName name,
+      @Nullable TableState from,
+      @Nullable TableState to) {}
 
   /**
    * The pipeline recorded a failure: a table error, or a failure it retries (a lost connection, an
@@ -43,7 +50,7 @@ public interface PipelineListener {
    * @param from the state before, or null when it was not known yet
    * @param to the state now
    */
-  default void lifecycleChanged(LifecycleState from, LifecycleState to) {}
+  default void lifecycleChanged(@Nullable LifecycleState from, LifecycleState to) {}
 
   /**
    * The pipeline's phase changed.

@@ -2,6 +2,7 @@ package org.pgetl;
 
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
@@ -29,18 +30,20 @@ import org.pgetl.store.TableState;
  * @param leaseHolder while this instance is a standby, the instance that holds the lease, as last
  *     seen; null otherwise
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public record PipelineStatus(
     String pipelineId,
     Phase phase,
-    LifecycleState lifecycle,
+    @Nullable LifecycleState lifecycle,
     Map<TableId, TableStatus> tables,
     Lsn applyLsn,
     long lagBytes,
     java.time.Duration lagTime,
-    java.time.Instant lagSampledAt,
+    java.time.@Nullable Instant lagSampledAt,
     List<String> errors,
     long epoch,
-    org.pgetl.store.PipelineStore.LeaseHolder leaseHolder) {
+    org.pgetl.store.PipelineStore.@Nullable LeaseHolder leaseHolder) {
 
   /** What a pipeline is doing. */
   public enum Phase {
@@ -76,7 +79,7 @@ public record PipelineStatus(
    *     when it is retried
    * @param rowsCopied the rows of its current (or last finished) copy
    */
-  public record TableStatus(TableName name, TableState state, long rowsCopied) {}
+  public record TableStatus(@Nullable TableName name, TableState state, long rowsCopied) {}
 
   /** Copies the collections. */
   public PipelineStatus {

@@ -3,6 +3,7 @@ package org.pgetl;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.error.EtlException;
@@ -27,6 +28,8 @@ import org.pgetl.store.PipelineStore;
  * another one that failed (every check on the source needs a connection; the table checks need the
  * publication; the slot count needs the table states) is {@linkplain Status#SKIPPED skipped}.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class Preflight {
   private Preflight() {}
 
@@ -51,7 +54,7 @@ public final class Preflight {
    * @param failure the failure, with its kind, description and hint; non-null exactly when {@code
    *     status} is {@link Status#FAILED}
    */
-  public record Check(String name, Status status, String summary, EtlException failure) {
+  public record Check(String name, Status status, String summary, @Nullable EtlException failure) {
     /** Validates the components. */
     public Check {
       Objects.requireNonNull(name, "name");
@@ -105,7 +108,7 @@ public final class Preflight {
    * @return the failure, or empty when no check failed
    */
   public static Optional<EtlException> failure(List<Check> checks) {
-    EtlException first = null;
+    @Nullable EtlException first = null;
     for (Check c : checks) {
       EtlException e = c.failure();
       if (e == null || e == first) {

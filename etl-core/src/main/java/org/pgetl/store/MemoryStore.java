@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -421,8 +422,8 @@ public final class MemoryStore implements PipelineStore {
   }
 
   // the lease, held by at most one handle of this store; epochs count its acquisitions
-  private Object leaseHolder;
-  private LeaseHolder leaseInfo;
+  private @Nullable Object leaseHolder;
+  private @Nullable LeaseHolder leaseInfo;
   private long leaseEpoch;
   private boolean leaseReleased = true;
 
@@ -473,7 +474,9 @@ public final class MemoryStore implements PipelineStore {
       public Optional<LeaseHolder> holder() {
         lock.lock();
         try {
-          return leaseHolder == null ? Optional.empty() : Optional.of(leaseInfo);
+          return leaseHolder == null
+              ? Optional.empty()
+              : Optional.of(Objects.requireNonNull(leaseInfo, "set with leaseHolder"));
         } finally {
           lock.unlock();
         }

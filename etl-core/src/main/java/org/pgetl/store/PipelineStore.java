@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.DestinationTableMetadataStore;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
@@ -26,6 +27,8 @@ import org.pgetl.model.TableId;
  * method may throw {@link org.pgetl.error.EtlException} of kind {@code STATE_STORE_ERROR} when the
  * backing storage fails.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public interface PipelineStore extends DestinationTableMetadataStore, AutoCloseable {
 
   // --- table states and durable progress
@@ -286,7 +289,7 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    * @param worker the worker kind
    * @param table the table of a table-sync worker, null for the apply worker
    */
-  record ProgressKey(WorkerKind worker, TableId table) {
+  record ProgressKey(WorkerKind worker, @Nullable TableId table) {
     /** The kind of worker that owns a progress row. */
     public enum WorkerKind {
       /** The apply worker (one per pipeline). */

@@ -2,6 +2,7 @@ package org.pgetl.store;
 
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
@@ -23,8 +24,9 @@ import org.pgetl.model.Lsn;
 // The constants below are instances of nested records, and isSyncing() is a default method, so
 // initializing a record would initialize TableState first: a deadlock only if one thread starts
 // with a record's constructor while another starts with TableState. Main code makes these states
-// only through the constants; making isSyncing() abstract would change the public interface.
-@SuppressWarnings("ClassInitializationDeadlock")
+// only through the constants; making isSyncing() abstract would change the public interface. Its
+// signatures carry @Nullable of org.jspecify, read at compile time only (requires static).
+@SuppressWarnings({"ClassInitializationDeadlock", "exports"})
 public sealed interface TableState
     permits TableState.Init,
         TableState.DataSync,
@@ -208,7 +210,7 @@ public sealed interface TableState
       String reason,
       String hint,
       RetryDirective retry,
-      Instant nextRetry,
+      @Nullable Instant nextRetry,
       int attempts)
       implements TableState {
     /** Validates the components. */

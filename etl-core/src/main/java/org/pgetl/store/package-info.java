@@ -4,4 +4,7 @@
  * table moves through ({@link org.pgetl.store.TableState}), and {@link
  * org.pgetl.store.MemoryStore}.
  */
+@NullMarked
 package org.pgetl.store;
+
+import org.jspecify.annotations.NullMarked;

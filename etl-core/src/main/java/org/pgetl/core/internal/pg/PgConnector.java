@@ -182,7 +182,8 @@ public final class PgConnector {
     }
     if (config.sslCert() != null) {
       PGProperty.SSL_CERT.set(p, config.sslCert().toString());
-      PGProperty.SSL_KEY.set(p, config.sslKey().toString());
+      PGProperty.SSL_KEY.set(
+          p, Objects.requireNonNull(config.sslKey(), "set with sslCert").toString());
     }
     return p;
   }
