@@ -341,7 +341,8 @@ public final class PostgresStore implements PipelineStore {
               c.prepareStatement(apply ? sql.selectApplyProgress : sql.selectTableSyncProgress)) {
             ps.setString(1, pipelineId);
             if (!apply) {
-              ps.setLong(2, key.table().oid());
+              ps.setLong(
+                  2, Objects.requireNonNull(key.table(), "a table-sync key names its table").oid());
             }
             try (ResultSet rs = ps.executeQuery()) {
               return rs.next() ? Optional.of(Lsn.parse(rs.getString(1))) : Optional.empty();
@@ -363,7 +364,9 @@ public final class PostgresStore implements PipelineStore {
             int i = 1;
             ps.setString(i++, pipelineId);
             if (!apply) {
-              ps.setLong(i++, key.table().oid());
+              ps.setLong(
+                  i++,
+                  Objects.requireNonNull(key.table(), "a table-sync key names its table").oid());
             }
             ps.setString(i, lsn.toString());
             try (ResultSet rs = ps.executeQuery()) {

@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.Objects;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
@@ -91,7 +92,8 @@ final class StateCodec {
       switch (e.retry()) {
         case TIMED -> {
           policy = "timed";
-          nextRetry = e.nextRetry().toString();
+          nextRetry =
+              Objects.requireNonNull(e.nextRetry(), "a timed retry names its time").toString();
           attempts = e.attempts();
         }
         case MANUAL -> policy = "manual";

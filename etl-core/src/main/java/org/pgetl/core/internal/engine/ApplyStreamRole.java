@@ -316,12 +316,17 @@ final class ApplyStreamRole implements StreamRole {
     }
   }
 
+  /** Whether a timed retry's time has come; other directives never are. */
+  private static boolean isDue(TableState.Errored err, Instant now) {
+    Instant at = err.nextRetry();
+    return err.retry() == org.pgetl.error.RetryDirective.TIMED && at != null && !at.isAfter(now);
+  }
+
   private void retryDueTables() {
     Instant now = ctx.ticker.now();
     for (Map.Entry<TableId, TableState> e : ctx.tables.snapshot().entrySet()) {
       if (e.getValue() instanceof TableState.Errored err
-          && err.retry() == org.pgetl.error.RetryDirective.TIMED
-          && !err.nextRetry().isAfter(now)
+          && isDue(err, now)
           && !ctx.tables.hasWorker(e.getKey())) {
         TableId table = e.getKey();
         try {

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -381,11 +382,12 @@ final class TableSyncWorker {
    */
   static TableState.Errored errored(
       EtlException e, int priorAttempts, PipelineConfig config, Instant now) {
+    String reason = Objects.requireNonNullElse(e.getMessage(), e.kind().toString());
     if (e.directive() == RetryDirective.TIMED
         && (Backoff.isOutage(e.kind()) || priorAttempts < config.retryMaxAttempts())) {
       return new TableState.Errored(
           e.kind(),
-          e.getMessage(),
+          reason,
           e.hint(),
           RetryDirective.TIMED,
           now.plus(Backoff.delay(config, priorAttempts)),
@@ -393,7 +395,7 @@ final class TableSyncWorker {
     }
     return new TableState.Errored(
         e.kind(),
-        e.getMessage(),
+        reason,
         e.hint(),
         e.directive() == RetryDirective.NONE ? RetryDirective.NONE : RetryDirective.MANUAL);
   }
