@@ -238,8 +238,11 @@ public abstract class PipelineSuite {
         .on(DestinationOperation.WRITE_EVENTS)
         .matching(c -> c.durability() == WriteDurability.REQUIRE_DURABLE)
         .answerAccepted();
-    // the table catches up while changes keep coming, so its last catch-up write requires
-    // durability
+    // the copy's answer comes late while changes keep coming, so the apply stream is past the
+    // copy's snapshot when the table hands off: the table has a catch-up to stream, and its last
+    // catch-up write requires durability (without the delay, an apply stream that lags behind the
+    // snapshot makes the catch-up empty and the table ready at once)
+    faulty.on(DestinationOperation.WRITE_TABLE_ROWS).times(1).delay(Duration.ofSeconds(2));
     TableId table = oid(db, "strict");
     AtomicBoolean stop = new AtomicBoolean();
     Thread writer =

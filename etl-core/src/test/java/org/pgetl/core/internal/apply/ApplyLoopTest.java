@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -59,14 +60,22 @@ class ApplyLoopTest {
    */
   private static Lsn transaction(ScriptedSource s, long base, boolean relation, String... values) {
     Lsn commit = Lsn.of(base + 0x100);
-    s.message(PgOutput.begin(commit, base), Lsn.of(base));
+    List<byte[]> messages = new ArrayList<>();
+    List<Lsn> starts = new ArrayList<>();
+    messages.add(PgOutput.begin(commit, base));
+    starts.add(Lsn.of(base));
     if (relation) {
-      s.message(PgOutput.relation(TABLE, "items"), Lsn.of(base));
+      messages.add(PgOutput.relation(TABLE, "items"));
+      starts.add(Lsn.of(base));
     }
     for (int i = 0; i < values.length; i++) {
-      s.message(PgOutput.insert(TABLE, i + 1, values[i]), Lsn.of(base + 0x10 * (i + 1)));
+      messages.add(PgOutput.insert(TABLE, i + 1, values[i]));
+      starts.add(Lsn.of(base + 0x10 * (i + 1)));
     }
-    s.message(PgOutput.commit(commit, Lsn.of(base + 0x108)), commit);
+    messages.add(PgOutput.commit(commit, Lsn.of(base + 0x108)));
+    starts.add(commit);
+    // queued as one step: the server sends a small transaction's messages back to back
+    s.messages(messages, starts);
     return Lsn.of(base + 0x108);
   }
 

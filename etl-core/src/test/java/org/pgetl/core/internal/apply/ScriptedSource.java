@@ -22,9 +22,12 @@ final class ScriptedSource implements MessageSource {
   /** A status update as the server would have received it. */
   record Status(Lsn flushed, Lsn received, String why) {}
 
-  private sealed interface Step permits Message, Keepalive, Advance, Action {}
+  private sealed interface Step permits Message, Messages, Keepalive, Advance, Action {}
 
   private record Message(byte[] bytes, Lsn walStart) implements Step {}
+
+  /** Messages queued at once: the loop never finds the stream empty between them. */
+  private record Messages(List<Message> messages) implements Step {}
 
   private record Keepalive(Lsn walEnd, boolean replyRequested) implements Step {}
 
@@ -33,6 +36,9 @@ final class ScriptedSource implements MessageSource {
   private record Action(Runnable run) implements Step {}
 
   private final BlockingQueue<Step> steps = new LinkedBlockingQueue<>();
+  // the rest of a Messages step being read (only the loop's thread touches it)
+  private final java.util.ArrayDeque<Message> pending = new java.util.ArrayDeque<>();
+  private volatile boolean pendingEmpty = true;
   private final ManualTicker ticker;
   private final List<Lsn> confirmed = new ArrayList<>();
   private final List<Status> statuses = new ArrayList<>();
@@ -57,6 +63,22 @@ final class ScriptedSource implements MessageSource {
     return this;
   }
 
+  /**
+   * Queues several pgoutput messages as one step, so that the loop reads them back to back (as it
+   * does a transaction the server sent in one go) and never finds the stream empty in between.
+   */
+  ScriptedSource messages(List<byte[]> bytes, List<Lsn> walStarts) {
+    if (bytes.size() != walStarts.size()) {
+      throw new IllegalArgumentException("one WAL start per message");
+    }
+    List<Message> all = new ArrayList<>();
+    for (int i = 0; i < bytes.size(); i++) {
+      all.add(new Message(bytes.get(i), walStarts.get(i)));
+    }
+    steps.add(new Messages(List.copyOf(all)));
+    return this;
+  }
+
   /** Queues a keepalive carrying the server's WAL end. */
   ScriptedSource keepalive(Lsn walEnd, boolean replyRequested) {
     steps.add(new Keepalive(walEnd, replyRequested));
@@ -77,7 +99,7 @@ final class ScriptedSource implements MessageSource {
 
   /** True once the loop read every queued step. */
   boolean drained() {
-    return steps.isEmpty();
+    return steps.isEmpty() && pendingEmpty;
   }
 
   /** The flush positions the loop confirmed, in order, each greater than the one before. */
@@ -101,6 +123,11 @@ final class ScriptedSource implements MessageSource {
 
   @Override
   public ByteBuffer readNext(long maxWaitNanos) {
+    if (!pending.isEmpty()) {
+      Message m = pending.poll();
+      pendingEmpty = pending.isEmpty();
+      return deliver(m);
+    }
     Step s;
     try {
       s = maxWaitNanos > 0 ? steps.poll(maxWaitNanos, TimeUnit.NANOSECONDS) : steps.poll();
@@ -110,10 +137,11 @@ final class ScriptedSource implements MessageSource {
     }
     while (s != null) {
       if (s instanceof Message m) {
-        lastMessage = m.walStart();
-        received = Lsn.max(received, m.walStart());
-        sendStatusIfDue();
-        return ByteBuffer.wrap(m.bytes());
+        return deliver(m);
+      } else if (s instanceof Messages ms && !ms.messages().isEmpty()) {
+        pending.addAll(ms.messages().subList(1, ms.messages().size()));
+        pendingEmpty = pending.isEmpty();
+        return deliver(ms.messages().get(0));
       } else if (s instanceof Keepalive k) {
         received = Lsn.max(received, k.walEnd());
         if (k.replyRequested()) {
@@ -128,6 +156,13 @@ final class ScriptedSource implements MessageSource {
     }
     sendStatusIfDue();
     return null;
+  }
+
+  private ByteBuffer deliver(Message m) {
+    lastMessage = m.walStart();
+    received = Lsn.max(received, m.walStart());
+    sendStatusIfDue();
+    return ByteBuffer.wrap(m.bytes());
   }
 
   @Override
