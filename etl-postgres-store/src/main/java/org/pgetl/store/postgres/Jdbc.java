@@ -79,12 +79,7 @@ final class Jdbc {
    * @param step the work
    */
   void autocommitStep(String what, Step step) {
-    autocommit(
-        what,
-        c -> {
-          step.run(c);
-          return Boolean.TRUE;
-        });
+    autocommit(what, returningTrue(step));
   }
 
   /**
@@ -94,12 +89,15 @@ final class Jdbc {
    * @param step the work
    */
   void transactionStep(String what, Step step) {
-    transaction(
-        what,
-        c -> {
-          step.run(c);
-          return Boolean.TRUE;
-        });
+    transaction(what, returningTrue(step));
+  }
+
+  /** Work that runs {@code step} and returns a non-null placeholder. */
+  private static Work<Boolean> returningTrue(Step step) {
+    return c -> {
+      step.run(c);
+      return Boolean.TRUE;
+    };
   }
 
   private static void rollbackQuietly(Connection c, Throwable cause) {

@@ -82,6 +82,18 @@ class TimedRetryTest {
             attempts));
   }
 
+  /** Waits until the retried worker failed again and left the table errored at {@code attempts}. */
+  private void awaitTimedRetryAfter(int attempts) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                !ctx.tables.hasWorker(TABLE)
+                    && store.tableStates().get(TABLE) instanceof TableState.Errored e
+                    && e.retry() == RetryDirective.TIMED
+                    && e.attempts() == attempts);
+  }
+
   private static TableState.Errored timedRetry(TableState state) {
     assertThat(state).isInstanceOf(TableState.Errored.class);
     TableState.Errored errored = (TableState.Errored) state;
@@ -105,14 +117,7 @@ class TimedRetryTest {
     ticker.advance(Duration.ofSeconds(1));
     role.tick(control);
     // the retry started a worker, which failed to connect: the table errs again, attempt 1
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(
-            () ->
-                !ctx.tables.hasWorker(TABLE)
-                    && store.tableStates().get(TABLE) instanceof TableState.Errored e
-                    && e.retry() == RetryDirective.TIMED
-                    && e.attempts() == 1);
+    awaitTimedRetryAfter(1);
     TableState.Errored second = timedRetry(store.tableStates().get(TABLE));
     assertThat(ctx.errors.recent()).anyMatch(e -> e.kind() == ErrorKind.SOURCE_CONNECTION_FAILED);
     // attempt 1 waits retryDelay * 2, with equal jitter: between 10 s and 20 s from the failure
@@ -128,14 +133,7 @@ class TimedRetryTest {
 
     ticker.advance(Duration.ofMillis(250));
     role.tick(control);
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(
-            () ->
-                !ctx.tables.hasWorker(TABLE)
-                    && store.tableStates().get(TABLE) instanceof TableState.Errored e
-                    && e.retry() == RetryDirective.TIMED
-                    && e.attempts() == 2);
+    awaitTimedRetryAfter(2);
   }
 
   @Test
