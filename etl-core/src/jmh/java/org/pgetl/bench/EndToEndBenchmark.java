@@ -45,8 +45,9 @@ import org.postgresql.replication.PGReplicationStream;
  *       stream of a slot, timed from its first message to the commit; pgetl (stopped during the
  *       insert, then started) delivers it to the destination, timed from the first insert event to
  *       the last; both with protocol 1;
- *   <li><b>latency</b>: single-row inserts on an idle running pipeline, from sending the INSERT to
- *       the event reaching the destination;
+ *   <li><b>latency</b>: single-row inserts on an idle running pipeline, read at once by pgetl and
+ *       by a raw pgjdbc reader of a second slot; from sending the INSERT to the raw reader seeing
+ *       its commit, and to the event reaching pgetl's destination;
  *   <li><b>large transaction</b>: one transaction of 500k inserts written while the pipeline runs,
  *       with protocol 1 ({@code pgoutputStreaming(false)}) and with streaming, timed from the
  *       statement's commit returning on the client to the first and to the last insert event at the
@@ -56,6 +57,7 @@ import org.postgresql.replication.PGReplicationStream;
  * <p>Run: {@code mvn -B -q -pl etl-core -am -Pjmh package -DskipTests} then {@code java -cp
  * etl-core/target/etl-core-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}. {@code
  * -Dpgetl.bench.only=large} runs the large-transaction section alone, {@code
+ * -Dpgetl.bench.only=latency} the latency section alone (once per round), {@code
  * -Dpgetl.bench.largeRows=5000000} changes its size, {@code -Dpgetl.bench.decodingWorkMem=8MB} the
  * server's {@code logical_decoding_work_mem} (default 64 MB), which decides when the server starts
  * streaming a transaction and when it spills one to disk.
@@ -67,6 +69,8 @@ public final class EndToEndBenchmark {
   private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
   private static final boolean LARGE_ONLY = "large".equals(System.getProperty("pgetl.bench.only"));
   private static final boolean COPY_ONLY = "copy".equals(System.getProperty("pgetl.bench.only"));
+  private static final boolean LATENCY_ONLY =
+      "latency".equals(System.getProperty("pgetl.bench.only"));
   private static final int TOAST_ROWS = Integer.getInteger("pgetl.bench.toastRows", 100_000);
   private static final String DECODING_WORK_MEM = System.getProperty("pgetl.bench.decodingWorkMem");
   private static final String ROW_VALUES =
@@ -118,6 +122,32 @@ public final class EndToEndBenchmark {
       }
       if (LARGE_ONLY) {
         largeTransactions(pg, source, rounds);
+        return;
+      }
+      if (LATENCY_ONLY) {
+        try (Connection c = connect(pg, "bench")) {
+          exec(
+              c,
+              "CREATE TABLE bench_latency (id int8 PRIMARY KEY, v text)",
+              "CREATE PUBLICATION pub_stream FOR TABLE bench_latency");
+        }
+        for (int r = 0; r < rounds; r++) {
+          try (Connection c = connect(pg, "bench")) {
+            exec(c, "TRUNCATE bench_latency");
+          }
+          double[] l = latency(pg, source, "latency" + r);
+          System.out.printf(
+              Locale.ROOT,
+              "round %d: latency pgjdbc alone median %.2f ms, p90 %.2f ms; pgetl median %.2f ms,"
+                  + " p90 %.2f ms; median difference %+.2f ms; idle pipeline %.1f%% of a core%n",
+              r + 1,
+              l[0],
+              l[1],
+              l[2],
+              l[3],
+              l[4],
+              l[5] * 100);
+        }
         return;
       }
       try (Connection c = connect(pg, "bench")) {
@@ -258,7 +288,7 @@ public final class EndToEndBenchmark {
             copySummary);
         return;
       }
-      double[] latency = latency(pg, source);
+      double[] latency = latency(pg, source, "latency");
       System.out.printf(
           Locale.ROOT,
           "streaming (500k-row tx):     pgjdbc alone %s rows/s, pgetl %s rows/s, ratio %.2f%n",
@@ -267,19 +297,28 @@ public final class EndToEndBenchmark {
           median(etlStream) / median(rawStream));
       System.out.printf(
           Locale.ROOT,
-          "latency (single-row insert): median %.2f ms, p90 %.2f ms over %d inserts%n",
+          "latency (single-row insert, %d inserts read by both at once): pgjdbc alone median %.2f"
+              + " ms, p90 %.2f ms; pgetl median %.2f ms, p90 %.2f ms; median difference %+.2f ms;"
+              + " idle pipeline %.1f%% of a core%n",
+          LATENCY_SAMPLES,
           latency[0],
           latency[1],
-          LATENCY_SAMPLES);
+          latency[2],
+          latency[3],
+          latency[4],
+          latency[5] * 100);
       String large = largeTransactions(pg, source, rounds);
       System.out.printf(
           Locale.ROOT,
-          "SUMMARY -Xmx%dm load %.2f: %s; streaming %.2fx raw; latency median %.2f ms; %s%n",
+          "SUMMARY -Xmx%dm load %.2f: %s; streaming %.2fx raw; latency median %.2f ms = raw"
+              + " %.2f ms %+.2f ms; %s%n",
           maxHeap,
           java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
           copySummary,
           median(etlStream) / median(rawStream),
+          latency[2],
           latency[0],
+          latency[4],
           large);
     }
   }
@@ -736,13 +775,7 @@ public final class EndToEndBenchmark {
   }
 
   private static double rawStream(EmbeddedPostgres pg, String slot) throws Exception {
-    Properties props = new Properties();
-    props.setProperty("user", pg.superuser());
-    props.setProperty("password", pg.password());
-    props.setProperty("replication", "database");
-    props.setProperty("preferQueryMode", "simple");
-    props.setProperty("assumeMinServerVersion", "14");
-    try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl("bench"), props)) {
+    try (Connection c = rawReplicationConnection(pg)) {
       long start = 0;
       PGReplicationStream stream =
           c.unwrap(PGConnection.class)
@@ -775,34 +808,122 @@ public final class EndToEndBenchmark {
 
   // ---- latency
 
-  private static double[] latency(EmbeddedPostgres pg, PgConnectionConfig source) throws Exception {
+  /**
+   * Single-row inserts on an idle running pipeline, each read at the same time by pgetl and by a
+   * raw pgjdbc reader of a second slot (a thread blocked in {@code PGReplicationStream.read()}, so
+   * it wakes as the bytes arrive). For each insert, from sending the {@code INSERT} (autocommit) to
+   * the raw reader seeing its {@code COMMIT} message, and to the insert event reaching pgetl's
+   * destination. Returns the raw median, the raw p90, pgetl's median, pgetl's p90 and the median of
+   * the per-insert difference, in milliseconds, and the share of one core this JVM used in 5 s of
+   * the idle running pipeline afterwards.
+   */
+  private static double[] latency(EmbeddedPostgres pg, PgConnectionConfig source, String id)
+      throws Exception {
     CountingDestination dest = new CountingDestination(0, 0);
-    MemoryStore store = new MemoryStore("latency");
+    MemoryStore store = new MemoryStore(id);
     PipelineConfig config =
-        PipelineConfig.builder()
-            .pipelineId("latency")
-            .publication("pub_stream")
-            .source(source)
-            .build();
-    List<Double> millis = new ArrayList<>();
-    try (Pipeline p = Pipeline.create(config, store, dest);
-        Connection c = connect(pg, "bench")) {
-      p.start();
-      waitReady(store);
-      for (int i = 0; i < LATENCY_SAMPLES + 20; i++) {
-        long before = dest.inserts.get();
-        long sent = System.nanoTime();
-        exec(c, "INSERT INTO bench_latency VALUES (" + i + ", 'x')");
-        while (dest.inserts.get() == before) {
-          Thread.onSpinWait();
-        }
-        if (i >= 20) {
-          millis.add((dest.lastInsertNanos.get() - sent) / 1e6);
-        }
-      }
+        PipelineConfig.builder().pipelineId(id).publication("pub_stream").source(source).build();
+    String rawSlot = "raw_" + id;
+    try (Connection c = connect(pg, "bench")) {
+      exec(c, "SELECT pg_create_logical_replication_slot('" + rawSlot + "', 'pgoutput')");
     }
-    Collections.sort(millis);
-    return new double[] {millis.get(millis.size() / 2), millis.get(millis.size() * 9 / 10)};
+    AtomicLong rawCommits = new AtomicLong();
+    AtomicLong rawCommitNanos = new AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<Throwable> rawFailed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    List<Double> raw = new ArrayList<>();
+    List<Double> etl = new ArrayList<>();
+    List<Double> diff = new ArrayList<>();
+    double idleCpu;
+    try (Connection rc = rawReplicationConnection(pg)) {
+      PGReplicationStream stream =
+          rc.unwrap(PGConnection.class)
+              .getReplicationAPI()
+              .replicationStream()
+              .logical()
+              .withSlotName(rawSlot)
+              .withStartPosition(LogSequenceNumber.INVALID_LSN)
+              .withSlotOption("proto_version", "1")
+              .withSlotOption("publication_names", "pub_stream")
+              .start();
+      Thread reader =
+          new Thread(
+              () -> {
+                try {
+                  while (!Thread.currentThread().isInterrupted()) {
+                    java.nio.ByteBuffer b = stream.read();
+                    if (b.get(b.position()) == 'C') {
+                      rawCommitNanos.set(System.nanoTime());
+                      rawCommits.incrementAndGet();
+                      stream.setFlushedLSN(stream.getLastReceiveLSN());
+                    }
+                  }
+                } catch (SQLException | RuntimeException e) {
+                  rawFailed.compareAndSet(null, e);
+                }
+              },
+              "raw-latency-reader");
+      reader.setDaemon(true);
+      reader.start();
+      try (Pipeline p = Pipeline.create(config, store, dest);
+          Connection c = connect(pg, "bench")) {
+        p.start();
+        waitReady(store);
+        for (int i = 0; i < LATENCY_SAMPLES + 20; i++) {
+          long before = dest.inserts.get();
+          long rawBefore = rawCommits.get();
+          long sent = System.nanoTime();
+          exec(c, "INSERT INTO bench_latency VALUES (" + i + ", 'x')");
+          long deadline = sent + TimeUnit.SECONDS.toNanos(30);
+          while (dest.inserts.get() == before || rawCommits.get() == rawBefore) {
+            if (rawFailed.get() != null) {
+              throw new IllegalStateException("the raw reader failed", rawFailed.get());
+            }
+            if (System.nanoTime() > deadline) {
+              throw new IllegalStateException("insert " + i + " did not arrive");
+            }
+            Thread.onSpinWait();
+          }
+          if (i >= 20) {
+            double r = (rawCommitNanos.get() - sent) / 1e6;
+            double e = (dest.lastInsertNanos.get() - sent) / 1e6;
+            raw.add(r);
+            etl.add(e);
+            diff.add(e - r);
+          }
+        }
+        // what the idle running pipeline costs: this JVM's CPU over 5 s without changes (the raw
+        // reader is blocked in the kernel meanwhile)
+        double cpuBefore = cpuSeconds(-1)[1];
+        long idleStart = System.nanoTime();
+        TimeUnit.SECONDS.sleep(5);
+        idleCpu = (cpuSeconds(-1)[1] - cpuBefore) * 1e9 / (System.nanoTime() - idleStart);
+      }
+      reader.interrupt();
+      stream.close();
+    }
+    try (Connection c = connect(pg, "bench")) {
+      exec(c, "SELECT pg_drop_replication_slot('" + rawSlot + "')");
+    }
+    return new double[] {
+      median(raw), percentile(raw, 0.9), median(etl), percentile(etl, 0.9), median(diff), idleCpu
+    };
+  }
+
+  private static Connection rawReplicationConnection(EmbeddedPostgres pg) throws SQLException {
+    Properties props = new Properties();
+    props.setProperty("user", pg.superuser());
+    props.setProperty("password", pg.password());
+    props.setProperty("replication", "database");
+    props.setProperty("preferQueryMode", "simple");
+    props.setProperty("assumeMinServerVersion", "14");
+    return java.sql.DriverManager.getConnection(pg.jdbcUrl("bench"), props);
+  }
+
+  private static double percentile(List<Double> values, double p) {
+    List<Double> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    return sorted.get((int) Math.min(sorted.size() - 1, Math.floor(sorted.size() * p)));
   }
 
   // ---- helpers

@@ -133,6 +133,9 @@ public final class ApplyLoop {
 
   private Exit loop() {
     boolean caughtUp = false;
+    // the last read found the stream quiet, and the open transaction began after such a read
+    boolean quiet = false;
+    boolean txAfterQuiet = false;
     while (true) {
       if (env.stop().mode() == StopSignal.Mode.FENCED) {
         // the lease is lost: no answer is applied, no store write, no feedback, no write
@@ -173,8 +176,19 @@ public final class ApplyLoop {
         } else {
           ByteBuffer msg = source.readNext(readWaitNanos());
           caughtUp = msg == null;
-          if (msg != null) {
+          if (msg == null) {
+            quiet = true;
+          } else {
+            boolean wasInTx = intake.inTransaction();
             intake.handle(msg, source.lastMessageLsn());
+            boolean inTx = intake.inTransaction();
+            if (!wasInTx && inTx) {
+              txAfterQuiet = quiet;
+            }
+            quiet = false;
+            // a lone transaction (it began after a quiet read, nothing is in flight) goes out at
+            // its commit: asking the stream for more would wait in pgjdbc's poll for nothing
+            caughtUp = wasInTx && !inTx && txAfterQuiet && output.inFlight() == 0;
           }
         }
       } else {

@@ -112,6 +112,27 @@ class ApplyLoopTest {
   }
 
   @Test
+  void aLoneTransactionAfterAQuietStreamGoesOutAtItsCommitWithoutWaitingForAnotherRead()
+      throws Exception {
+    harness(ScriptedDestination.Policy.DURABLE);
+    h.source.quiet();
+    transaction(h.source, 0x1000, true, "a");
+    transaction(h.source, 0x2000, false, "b");
+    Lsn end = transaction(h.source, 0x3000, false, "c");
+    h.start();
+    await().untilAsserted(() -> assertThat(h.source.flushed()).isEqualTo(end));
+
+    // the first transaction followed a quiet read: it went out at its commit, alone; the next two
+    // came back to back behind it, so they share a write cut when the stream had nothing more
+    List<ScriptedDestination.Write> writes = h.destination.writes();
+    assertThat(writes).hasSize(2);
+    assertThat(writes.get(0).events()).extracting(Event::commitLsn).containsOnly(Lsn.of(0x1100));
+    assertThat(writes.get(1).events())
+        .extracting(Event::commitLsn)
+        .containsOnly(Lsn.of(0x2100), Lsn.of(0x3100));
+  }
+
+  @Test
   void aBatchIsCutAsSoonAsItReachesBatchMaxBytes() throws Exception {
     long max = 4_000;
     harness(ScriptedDestination.Policy.DURABLE, b -> b.batchMaxBytes(max));

@@ -22,7 +22,7 @@ final class ScriptedSource implements MessageSource {
   /** A status update as the server would have received it. */
   record Status(Lsn flushed, Lsn received, String why) {}
 
-  private sealed interface Step permits Message, Messages, Keepalive, Advance, Action {}
+  private sealed interface Step permits Message, Messages, Keepalive, Advance, Action, Quiet {}
 
   private record Message(byte[] bytes, Lsn walStart) implements Step {}
 
@@ -34,6 +34,8 @@ final class ScriptedSource implements MessageSource {
   private record Advance(Duration amount) implements Step {}
 
   private record Action(Runnable run) implements Step {}
+
+  private record Quiet() implements Step {}
 
   private final BlockingQueue<Step> steps = new LinkedBlockingQueue<>();
   // the rest of a Messages step being read (only the loop's thread touches it)
@@ -88,6 +90,12 @@ final class ScriptedSource implements MessageSource {
   /** Queues a move of the ticker, as if that much time passed before the next step. */
   ScriptedSource advance(Duration amount) {
     steps.add(new Advance(amount));
+    return this;
+  }
+
+  /** Queues a read that finds the stream empty, however many steps follow it. */
+  ScriptedSource quiet() {
+    steps.add(new Quiet());
     return this;
   }
 
@@ -151,6 +159,8 @@ final class ScriptedSource implements MessageSource {
         ticker.advance(a.amount());
       } else if (s instanceof Action a) {
         a.run().run();
+      } else if (s instanceof Quiet) {
+        break;
       }
       s = steps.poll();
     }
