@@ -1,9 +1,12 @@
 /**
  * The destination SPI and the data model of pgetl: what a {@link org.pgetl.destination.Destination}
  * receives, the rows, schemas and LSNs it sees, and the errors it reports. Depends on {@code
- * java.base} alone.
+ * java.base} alone at run time.
  */
 module org.pgetl.destination.api {
+  // @NullMarked and @Nullable, read by javac and NullAway only
+  requires static org.jspecify;
+
   exports org.pgetl.destination;
   exports org.pgetl.error;
   exports org.pgetl.model;

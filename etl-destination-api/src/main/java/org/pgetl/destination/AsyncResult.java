@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 
 /**
@@ -39,6 +40,8 @@ import org.pgetl.error.EtlException;
  * <p><b>Engine side.</b> {@link #create()}, {@link #outcome()}, {@link #await(Duration)} and {@link
  * #completion()} let the engine (and tests) create results and observe the answer.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class AsyncResult {
   // Answers take effect in one order across all results: the order of this counter, taken under
   // the same lock as the answer itself. The engine compares the orders of two answers to know
@@ -208,9 +211,9 @@ public final class AsyncResult {
     public static final Outcome SHUTDOWN = new Outcome(Kind.SHUTDOWN, null);
 
     private final Kind kind;
-    private final EtlException error;
+    private final @Nullable EtlException error;
 
-    private Outcome(Kind kind, EtlException error) {
+    private Outcome(Kind kind, @Nullable EtlException error) {
       this.kind = kind;
       this.error = error;
     }
@@ -239,12 +242,12 @@ public final class AsyncResult {
      *
      * @return the error, or null for the other kinds
      */
-    public EtlException error() {
+    public @Nullable EtlException error() {
       return error;
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
       return o instanceof Outcome other && kind == other.kind && Objects.equals(error, other.error);
     }
 

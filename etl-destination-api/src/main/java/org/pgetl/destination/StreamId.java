@@ -2,6 +2,7 @@ package org.pgetl.destination;
 
 import java.util.Objects;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.TableId;
 
 /**
@@ -20,7 +21,9 @@ import org.pgetl.model.TableId;
  * @param table the table of a catch-up stream; null for the apply stream
  * @param copyAttempt the copy attempt of a catch-up stream; null for the apply stream
  */
-public record StreamId(Kind kind, TableId table, UUID copyAttempt) {
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
+public record StreamId(Kind kind, @Nullable TableId table, @Nullable UUID copyAttempt) {
 
   /** The kinds of streams. */
   public enum Kind {

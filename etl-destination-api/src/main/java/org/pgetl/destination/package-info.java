@@ -3,4 +3,7 @@
  * copy of each published table and then every committed change, and answer each call through its
  * {@link org.pgetl.destination.AsyncResult}.
  */
+@NullMarked
 package org.pgetl.destination;
+
+import org.jspecify.annotations.NullMarked;

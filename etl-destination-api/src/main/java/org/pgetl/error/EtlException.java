@@ -3,6 +3,7 @@ package org.pgetl.error;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one exception type of pgetl: unchecked, with an {@link ErrorKind} that decides how the
@@ -14,6 +15,8 @@ import java.util.Objects;
  * throwing it from a write method. Messages name the table, the LSN and what to do; they never
  * contain row values or secrets.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public class EtlException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
@@ -24,7 +27,7 @@ public class EtlException extends RuntimeException {
   private final String description;
 
   /** More context, or null. */
-  private final String detail;
+  private final @Nullable String detail;
 
   /**
    * Creates an exception with a kind and a description.
@@ -43,7 +46,7 @@ public class EtlException extends RuntimeException {
    * @param description a short sentence that says what failed
    * @param detail more context (the table, the LSN, the server's message), or null
    */
-  public EtlException(ErrorKind kind, String description, String detail) {
+  public EtlException(ErrorKind kind, String description, @Nullable String detail) {
     this(kind, description, detail, null);
   }
 
@@ -55,14 +58,15 @@ public class EtlException extends RuntimeException {
    * @param detail more context (the table, the LSN, the server's message), or null
    * @param cause the underlying exception, or null
    */
-  public EtlException(ErrorKind kind, String description, String detail, Throwable cause) {
+  public EtlException(
+      ErrorKind kind, String description, @Nullable String detail, @Nullable Throwable cause) {
     super(message(kind, description, detail), cause);
     this.kind = Objects.requireNonNull(kind, "kind");
     this.description = Objects.requireNonNull(description, "description");
     this.detail = detail;
   }
 
-  private static String message(ErrorKind kind, String description, String detail) {
+  private static String message(ErrorKind kind, String description, @Nullable String detail) {
     Objects.requireNonNull(kind, "kind");
     return detail == null || detail.isEmpty()
         ? kind + ": " + description
@@ -92,7 +96,7 @@ public class EtlException extends RuntimeException {
    *
    * @return the detail, or null when none was given
    */
-  public String detail() {
+  public @Nullable String detail() {
     return detail;
   }
 
@@ -138,7 +142,7 @@ public class EtlException extends RuntimeException {
    * @param errors failures in the order they happened
    * @return the aggregate, or null when {@code errors} is empty
    */
-  public static EtlException aggregate(List<? extends EtlException> errors) {
+  public static @Nullable EtlException aggregate(List<? extends EtlException> errors) {
     if (errors.isEmpty()) {
       return null;
     }

@@ -1,6 +1,7 @@
 package org.pgetl.model;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One column of a source table, as the catalog describes it.
@@ -17,6 +18,8 @@ import java.util.Objects;
  * @param nullable false when the column is {@code NOT NULL}
  * @param defaultExpression the column default as SQL text, or null when there is none
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public record ColumnSchema(
     String name,
     int typeOid,
@@ -25,7 +28,7 @@ public record ColumnSchema(
     int ordinalPosition,
     int primaryKeyOrdinal,
     boolean nullable,
-    String defaultExpression) {
+    @Nullable String defaultExpression) {
 
   /**
    * Validates the components.

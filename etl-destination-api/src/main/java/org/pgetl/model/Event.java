@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A change event from the replication stream, delivered to {@code Destination.writeEvents}.
@@ -16,6 +17,8 @@ import java.util.Objects;
  * <p>The permitted types are records. Java 17 has no pattern matching in {@code switch}; switch on
  * {@link #kind()} or use an {@code instanceof} chain.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public sealed interface Event
     permits Event.Begin,
         Event.Commit,
@@ -90,7 +93,7 @@ public sealed interface Event
    *
    * @return the table's replicated schema, or null
    */
-  default ReplicatedTableSchema table() {
+  default @Nullable ReplicatedTableSchema table() {
     return null;
   }
 
@@ -246,7 +249,7 @@ public sealed interface Event
       long txOrdinal,
       ReplicatedTableSchema table,
       UpdatedRow row,
-      OldRow oldRow)
+      @Nullable OldRow oldRow)
       implements Event {
     /**
      * Validates the components.
@@ -418,7 +421,7 @@ public sealed interface Event
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
       return o instanceof Message m
           && startLsn.equals(m.startLsn)
           && commitLsn.equals(m.commitLsn)

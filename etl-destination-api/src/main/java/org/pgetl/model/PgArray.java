@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A PostgreSQL array of any dimension, with its lower bounds and NULL elements.
@@ -18,11 +19,13 @@ import java.util.Objects;
  *     explicit bounds such as {@code [0:2]={...}})
  * @param elements the elements in row-major order; may contain nulls
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public record PgArray(
     int elementTypeOid,
     List<Integer> dimensions,
     List<Integer> lowerBounds,
-    List<Object> elements) {
+    List<@Nullable Object> elements) {
 
   /**
    * Validates the components.
@@ -63,7 +66,7 @@ public record PgArray(
    * @return the array
    */
   public static PgArray ofList(int elementTypeOid, List<?> elements) {
-    List<Object> copy = new ArrayList<>(elements);
+    List<@Nullable Object> copy = new ArrayList<>(elements);
     return elements.isEmpty()
         ? new PgArray(elementTypeOid, List.of(), List.of(), copy)
         : new PgArray(elementTypeOid, List.of(elements.size()), List.of(1), copy);

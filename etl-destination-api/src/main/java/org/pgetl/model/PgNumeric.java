@@ -2,6 +2,7 @@ package org.pgetl.model;
 
 import java.math.BigDecimal;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A PostgreSQL {@code numeric} value: a finite decimal with its exact scale, or one of the special
@@ -10,6 +11,8 @@ import java.util.Objects;
  * <p>Finite values keep their display scale: {@code 1.50} stays {@code 1.50}, so the value
  * round-trips to PostgreSQL unchanged. Immutable.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class PgNumeric implements Comparable<PgNumeric> {
   /** The kind of a numeric value. */
   public enum Kind {
@@ -33,9 +36,9 @@ public final class PgNumeric implements Comparable<PgNumeric> {
   public static final PgNumeric NEGATIVE_INFINITY = new PgNumeric(Kind.NEGATIVE_INFINITY, null);
 
   private final Kind kind;
-  private final BigDecimal value;
+  private final @Nullable BigDecimal value;
 
-  private PgNumeric(Kind kind, BigDecimal value) {
+  private PgNumeric(Kind kind, @Nullable BigDecimal value) {
     this.kind = kind;
     this.value = value;
   }
@@ -109,7 +112,7 @@ public final class PgNumeric implements Comparable<PgNumeric> {
     if (r != 0 || kind != Kind.FINITE) {
       return r;
     }
-    return value.compareTo(o.value);
+    return bigDecimalValue().compareTo(o.bigDecimalValue());
   }
 
   private int rank() {
@@ -123,7 +126,7 @@ public final class PgNumeric implements Comparable<PgNumeric> {
 
   /** Equal when the kind and, for finite values, the decimal and its scale are equal. */
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof PgNumeric n && kind == n.kind && Objects.equals(value, n.value);
   }
 
@@ -139,7 +142,7 @@ public final class PgNumeric implements Comparable<PgNumeric> {
   @Override
   public String toString() {
     return switch (kind) {
-      case FINITE -> value.toPlainString();
+      case FINITE -> bigDecimalValue().toPlainString();
       case NAN -> "NaN";
       case POSITIVE_INFINITY -> "Infinity";
       case NEGATIVE_INFINITY -> "-Infinity";

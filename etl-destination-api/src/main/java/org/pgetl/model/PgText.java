@@ -11,6 +11,7 @@ import java.time.OffsetTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Formats the Java value of any PostgreSQL type (see {@code docs/types.md}) back into the text form
@@ -24,6 +25,8 @@ import java.util.UUID;
  * pgetl keeps as text ({@code inet}, {@code money}, composite and range types, ...) are returned
  * unchanged. This class formats only; it parses nothing.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class PgText {
   private static final int BOX_OID = 603;
   private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -46,10 +49,12 @@ public final class PgText {
    * @return the text form, or null when {@code value} is null
    * @throws IllegalArgumentException when the value's class is not one of the above
    */
-  public static String format(Object value) {
-    if (value == null) {
-      return null;
-    }
+  public static @Nullable String format(@Nullable Object value) {
+    return value == null ? null : text(value);
+  }
+
+  /** Returns the text form of a value that is not SQL NULL. */
+  private static String text(Object value) {
     if (value instanceof String s) {
       return s;
     }
@@ -297,7 +302,7 @@ public final class PgText {
       BigDecimal exact, BigDecimal low, BigDecimal high, String jdk, int maxDigits) {
     // a first guess from the JDK, whose output always reads back (if sometimes too long)
     int guess = Math.min(maxDigits, significantDigits(jdk));
-    BigDecimal best = null;
+    @Nullable BigDecimal best = null;
     int p = guess;
     for (; p <= maxDigits + 1 && best == null; p++) {
       best = candidate(exact, low, high, p);
@@ -316,7 +321,8 @@ public final class PgText {
   }
 
   /** Returns the p-digit decimal inside (low, high) closest to exact (ties to even), or null. */
-  private static BigDecimal candidate(BigDecimal exact, BigDecimal low, BigDecimal high, int p) {
+  private static @Nullable BigDecimal candidate(
+      BigDecimal exact, BigDecimal low, BigDecimal high, int p) {
     BigDecimal down = exact.round(new MathContext(p, RoundingMode.DOWN));
     BigDecimal up = exact.round(new MathContext(p, RoundingMode.UP));
     boolean downOk = down.compareTo(low) > 0;
@@ -408,7 +414,12 @@ public final class PgText {
 
   /** Appends dimension {@code level} starting at flat index {@code start}; returns the end. */
   private static int appendLevel(
-      StringBuilder sb, List<Object> elems, List<Integer> dims, int level, int start, char delim) {
+      StringBuilder sb,
+      List<@Nullable Object> elems,
+      List<Integer> dims,
+      int level,
+      int start,
+      char delim) {
     int n = dims.get(level);
     int idx = start;
     sb.append('{');
@@ -426,12 +437,12 @@ public final class PgText {
     return idx;
   }
 
-  private static void appendElement(StringBuilder sb, Object e, char delim) {
+  private static void appendElement(StringBuilder sb, @Nullable Object e, char delim) {
     if (e == null) {
       sb.append("NULL");
       return;
     }
-    String s = format(e);
+    String s = text(e);
     boolean quote = s.isEmpty() || s.equalsIgnoreCase("NULL");
     for (int i = 0; i < s.length() && !quote; i++) {
       char c = s.charAt(i);

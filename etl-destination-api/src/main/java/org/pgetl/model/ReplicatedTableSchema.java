@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A table schema as the pipeline replicates it: the {@link TableSchema}, which of its columns are
@@ -12,6 +13,8 @@ import java.util.Objects;
  * <p>Every {@link TableRow} of this table holds exactly the values of {@link #columns()}, in that
  * order. Immutable and safe to share between threads.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class ReplicatedTableSchema {
   private final TableSchema tableSchema;
   private final boolean[] replicated;
@@ -210,7 +213,7 @@ public final class ReplicatedTableSchema {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof ReplicatedTableSchema other
         && tableSchema.equals(other.tableSchema)
         && Arrays.equals(replicated, other.replicated)

@@ -10,6 +10,7 @@ import java.util.AbstractList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The values of one row, in the order of {@link ReplicatedTableSchema#columns()}.
@@ -19,11 +20,13 @@ import java.util.UUID;
  * timestamptz}), or null for SQL NULL. The typed getters cast and say which column did not match.
  * Immutable and safe to share between threads.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class TableRow {
-  private final Object[] values;
+  private final @Nullable Object[] values;
   private final long sizeHintBytes;
 
-  private TableRow(Object[] values, long sizeHintBytes) {
+  private TableRow(@Nullable Object[] values, long sizeHintBytes) {
     this.values = values;
     this.sizeHintBytes = sizeHintBytes;
   }
@@ -34,8 +37,8 @@ public final class TableRow {
    * @param values the values in column order; nulls for SQL NULL
    * @return the row
    */
-  public static TableRow of(Object... values) {
-    Object[] copy = values.clone();
+  public static TableRow of(@Nullable Object... values) {
+    @Nullable Object[] copy = values.clone();
     return new TableRow(copy, estimateSize(copy));
   }
 
@@ -46,7 +49,7 @@ public final class TableRow {
    * @return the row
    */
   public static TableRow ofList(List<?> values) {
-    Object[] copy = values.toArray();
+    @Nullable Object[] copy = values.toArray();
     return new TableRow(copy, estimateSize(copy));
   }
 
@@ -58,11 +61,11 @@ public final class TableRow {
    * @param sizeHintBytes an estimate of the row's size in memory, used to size batches
    * @return the row
    */
-  public static TableRow wrap(Object[] values, long sizeHintBytes) {
+  public static TableRow wrap(@Nullable Object[] values, long sizeHintBytes) {
     return new TableRow(values, sizeHintBytes);
   }
 
-  private static long estimateSize(Object[] values) {
+  private static long estimateSize(@Nullable Object[] values) {
     long size = 16 + 8L * values.length;
     for (Object v : values) {
       if (v instanceof String s) {
@@ -100,7 +103,7 @@ public final class TableRow {
    * @param index the index into the schema's published columns
    * @return the value, or null for SQL NULL
    */
-  public Object get(int index) {
+  public @Nullable Object get(int index) {
     return values[index];
   }
 
@@ -119,10 +122,10 @@ public final class TableRow {
    *
    * @return the values
    */
-  public List<Object> values() {
+  public List<@Nullable Object> values() {
     return new AbstractList<>() {
       @Override
-      public Object get(int index) {
+      public @Nullable Object get(int index) {
         return values[index];
       }
 
@@ -133,7 +136,7 @@ public final class TableRow {
     };
   }
 
-  private <T> T typed(int index, Class<T> type) {
+  private <T> @Nullable T typed(int index, Class<T> type) {
     Object v = values[index];
     if (v == null) {
       return null;
@@ -156,7 +159,7 @@ public final class TableRow {
    * @param index the column index
    * @return the string, or null
    */
-  public String getString(int index) {
+  public @Nullable String getString(int index) {
     return typed(index, String.class);
   }
 
@@ -166,7 +169,7 @@ public final class TableRow {
    * @param index the column index
    * @return the boolean, or null
    */
-  public Boolean getBoolean(int index) {
+  public @Nullable Boolean getBoolean(int index) {
     return typed(index, Boolean.class);
   }
 
@@ -176,7 +179,7 @@ public final class TableRow {
    * @param index the column index
    * @return the short, or null
    */
-  public Short getShort(int index) {
+  public @Nullable Short getShort(int index) {
     return typed(index, Short.class);
   }
 
@@ -186,7 +189,7 @@ public final class TableRow {
    * @param index the column index
    * @return the integer, or null
    */
-  public Integer getInt(int index) {
+  public @Nullable Integer getInt(int index) {
     return typed(index, Integer.class);
   }
 
@@ -196,7 +199,7 @@ public final class TableRow {
    * @param index the column index
    * @return the long, or null
    */
-  public Long getLong(int index) {
+  public @Nullable Long getLong(int index) {
     return typed(index, Long.class);
   }
 
@@ -206,7 +209,7 @@ public final class TableRow {
    * @param index the column index
    * @return the float, or null
    */
-  public Float getFloat(int index) {
+  public @Nullable Float getFloat(int index) {
     return typed(index, Float.class);
   }
 
@@ -216,7 +219,7 @@ public final class TableRow {
    * @param index the column index
    * @return the double, or null
    */
-  public Double getDouble(int index) {
+  public @Nullable Double getDouble(int index) {
     return typed(index, Double.class);
   }
 
@@ -226,7 +229,7 @@ public final class TableRow {
    * @param index the column index
    * @return the numeric, or null
    */
-  public PgNumeric getNumeric(int index) {
+  public @Nullable PgNumeric getNumeric(int index) {
     return typed(index, PgNumeric.class);
   }
 
@@ -237,7 +240,7 @@ public final class TableRow {
    * @return the decimal, or null
    * @throws ArithmeticException when the value is NaN or infinite
    */
-  public BigDecimal getBigDecimal(int index) {
+  public @Nullable BigDecimal getBigDecimal(int index) {
     PgNumeric n = getNumeric(index);
     return n == null ? null : n.bigDecimalValue();
   }
@@ -248,7 +251,7 @@ public final class TableRow {
    * @param index the column index
    * @return the bytes, or null
    */
-  public byte[] getBytes(int index) {
+  public byte @Nullable [] getBytes(int index) {
     byte[] b = typed(index, byte[].class);
     return b == null ? null : b.clone();
   }
@@ -259,7 +262,7 @@ public final class TableRow {
    * @param index the column index
    * @return the date, or null
    */
-  public LocalDate getDate(int index) {
+  public @Nullable LocalDate getDate(int index) {
     return typed(index, LocalDate.class);
   }
 
@@ -269,7 +272,7 @@ public final class TableRow {
    * @param index the column index
    * @return the time, or null
    */
-  public LocalTime getTime(int index) {
+  public @Nullable LocalTime getTime(int index) {
     return typed(index, LocalTime.class);
   }
 
@@ -279,7 +282,7 @@ public final class TableRow {
    * @param index the column index
    * @return the time with offset, or null
    */
-  public OffsetTime getTimeTz(int index) {
+  public @Nullable OffsetTime getTimeTz(int index) {
     return typed(index, OffsetTime.class);
   }
 
@@ -290,7 +293,7 @@ public final class TableRow {
    * @param index the column index
    * @return the timestamp, or null
    */
-  public LocalDateTime getTimestamp(int index) {
+  public @Nullable LocalDateTime getTimestamp(int index) {
     return typed(index, LocalDateTime.class);
   }
 
@@ -300,7 +303,7 @@ public final class TableRow {
    * @param index the column index
    * @return the instant, or null
    */
-  public Instant getInstant(int index) {
+  public @Nullable Instant getInstant(int index) {
     return typed(index, Instant.class);
   }
 
@@ -310,7 +313,7 @@ public final class TableRow {
    * @param index the column index
    * @return the UUID, or null
    */
-  public UUID getUuid(int index) {
+  public @Nullable UUID getUuid(int index) {
     return typed(index, UUID.class);
   }
 
@@ -320,7 +323,7 @@ public final class TableRow {
    * @param index the column index
    * @return the interval, or null
    */
-  public PgInterval getInterval(int index) {
+  public @Nullable PgInterval getInterval(int index) {
     return typed(index, PgInterval.class);
   }
 
@@ -330,13 +333,13 @@ public final class TableRow {
    * @param index the column index
    * @return the array, or null
    */
-  public PgArray getArray(int index) {
+  public @Nullable PgArray getArray(int index) {
     return typed(index, PgArray.class);
   }
 
   /** Equal when both rows hold equal values (arrays of bytes compared by content). */
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof TableRow other && Arrays.deepEquals(values, other.values);
   }
 

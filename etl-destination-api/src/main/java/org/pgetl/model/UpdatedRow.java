@@ -2,6 +2,7 @@ package org.pgetl.model;
 
 import java.util.Arrays;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The new row of an UPDATE: either {@link Full} (every published column) or {@link Partial} (some
@@ -10,6 +11,8 @@ import java.util.Objects;
  * <p>A destination that receives a {@code Partial} row keeps its current values of the {@linkplain
  * Partial#missingColumnIndexes() missing columns}; pgetl never fills them with a placeholder.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
 
   /**
@@ -34,7 +37,7 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
    * @return the value, or null for SQL NULL
    * @throws IllegalStateException when the value is missing (unchanged TOAST)
    */
-  Object get(int columnIndex);
+  @Nullable Object get(int columnIndex);
 
   /**
    * A new row with every published column.
@@ -62,7 +65,7 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
     }
 
     @Override
-    public Object get(int columnIndex) {
+    public @Nullable Object get(int columnIndex) {
       return row.get(columnIndex);
     }
   }
@@ -126,7 +129,7 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
     }
 
     @Override
-    public Object get(int columnIndex) {
+    public @Nullable Object get(int columnIndex) {
       Objects.checkIndex(columnIndex, columnCount);
       int pos = Arrays.binarySearch(missingColumnIndexes, columnIndex);
       if (pos >= 0) {
@@ -146,7 +149,7 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
      * @return the merged row
      */
     public TableRow mergeInto(TableRow current) {
-      Object[] merged = new Object[columnCount];
+      @Nullable Object[] merged = new Object[columnCount];
       for (int i = 0; i < columnCount; i++) {
         merged[i] = isPresent(i) ? get(i) : current.get(i);
       }
@@ -154,7 +157,7 @@ public sealed interface UpdatedRow permits UpdatedRow.Full, UpdatedRow.Partial {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
       return o instanceof Partial p
           && columnCount == p.columnCount
           && presentValues.equals(p.presentValues)

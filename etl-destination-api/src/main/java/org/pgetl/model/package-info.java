@@ -5,4 +5,7 @@
  * without loss ({@link org.pgetl.model.PgNumeric}, {@link org.pgetl.model.PgInterval}, {@link
  * org.pgetl.model.PgArray}). All types are immutable.
  */
+@NullMarked
 package org.pgetl.model;
+
+import org.jspecify.annotations.NullMarked;

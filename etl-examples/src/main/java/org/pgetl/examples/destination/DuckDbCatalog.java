@@ -92,16 +92,17 @@ final class DuckDbCatalog {
     String name;
     @Nullable String sourceName; // the source table's name in the newest schema applied
     final Map<Integer, Column> columns = new LinkedHashMap<>();
-    @Nullable Lsn schemaSnapshotLsn;
+    Lsn schemaSnapshotLsn; // of the newest schema applied
     @Nullable EventSequenceKey appliedThrough;
     @Nullable ReplicatedTableSchema
         lastSchema; // memory only: skips the column diff for a known schema
 
-    Table(String database, TableId id, String schema, String name) {
+    Table(String database, TableId id, String schema, String name, Lsn schemaSnapshotLsn) {
       this.database = database;
       this.id = id;
       this.schema = schema;
       this.name = name;
+      this.schemaSnapshotLsn = schemaSnapshotLsn;
     }
 
     /**
@@ -197,8 +198,13 @@ final class DuckDbCatalog {
                 "SELECT table_oid, duckdb_schema, duckdb_table, schema_snapshot_lsn,"
                     + " applied_through, source_name FROM _pgetl.tables")) {
       while (rs.next()) {
-        Table t = new Table(database, new TableId(rs.getLong(1)), rs.getString(2), rs.getString(3));
-        t.schemaSnapshotLsn = Lsn.parse(rs.getString(4));
+        Table t =
+            new Table(
+                database,
+                new TableId(rs.getLong(1)),
+                rs.getString(2),
+                rs.getString(3),
+                Lsn.parse(rs.getString(4)));
         t.appliedThrough = parseKey(rs.getString(5));
         t.sourceName = rs.getString(6);
         tables.put(t.id, t);
@@ -436,9 +442,14 @@ final class DuckDbCatalog {
   private Table create(ReplicatedTableSchema schema, DestinationTableMetadataStore store)
       throws SQLException {
     claimName(schema.name(), schema.id(), store);
-    Table t = new Table(database, schema.id(), schema.name().schema(), schema.name().name());
+    Table t =
+        new Table(
+            database,
+            schema.id(),
+            schema.name().schema(),
+            schema.name().name(),
+            schema.tableSchema().snapshotLsn());
     t.sourceName = schema.name().toString();
-    t.schemaSnapshotLsn = schema.tableSchema().snapshotLsn();
     List<String> defs = new ArrayList<>();
     List<String> keys = new ArrayList<>();
     for (ColumnSchema cs : schema.columns()) {

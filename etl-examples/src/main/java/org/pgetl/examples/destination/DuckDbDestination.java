@@ -327,7 +327,9 @@ public final class DuckDbDestination implements Destination {
     if (stream.kind() != StreamId.Kind.TABLE_SYNC) {
       return false;
     }
-    UUID current = catalog.currentAttempt(stream.table());
+    UUID current =
+        catalog.currentAttempt(
+            Objects.requireNonNull(stream.table(), "a table-sync stream names its table"));
     return current != null && !current.equals(stream.copyAttempt());
   }
 
@@ -349,15 +351,19 @@ public final class DuckDbDestination implements Destination {
             }
           }
         }
-        case RELATION -> claim(e.table(), e, touched, inserts, false); // claim() applies the schema
+        case RELATION -> // claim() applies the schema
+            claim(((Event.Relation) e).table(), e, touched, inserts, false);
         case INSERT -> {
-          Table t = claim(e.table(), e, touched, inserts, true);
+          Event.Insert insert = (Event.Insert) e;
+          Table t = claim(insert.table(), e, touched, inserts, true);
           if (t != null) {
-            inserts.add(t, (Event.Insert) e);
+            inserts.add(t, insert);
           }
         }
         case UPDATE, DELETE -> {
-          Table t = claim(e.table(), e, touched, inserts, true);
+          ReplicatedTableSchema schema =
+              Objects.requireNonNull(e.table(), "an update or a delete names its table");
+          Table t = claim(schema, e, touched, inserts, true);
           if (t != null) {
             applyRowEvent(t, e);
           }
@@ -401,7 +407,7 @@ public final class DuckDbDestination implements Destination {
     boolean continuedBy(Event e) {
       return switch (e.kind()) {
         case BEGIN, COMMIT, MESSAGE -> true;
-        case INSERT -> schema == null || e.table().equals(schema);
+        case INSERT -> schema == null || ((Event.Insert) e).table().equals(schema);
         default -> false;
       };
     }

@@ -38,7 +38,7 @@ final class DuckDbRows {
   private static final int MAX_CACHED_STATEMENTS = 256;
 
   /** A column (by source attnum) and the value to write to it or match in it. */
-  private record Cell(int attnum, Object value) {}
+  private record Cell(int attnum, @Nullable Object value) {}
 
   private final Connection conn;
   private final DuckDbCatalog catalog;
@@ -146,7 +146,7 @@ final class DuckDbRows {
    *
    * @return the number of rows changed (0 when the destination does not hold the row)
    */
-  int update(Table t, ReplicatedTableSchema schema, UpdatedRow row, OldRow old)
+  int update(Table t, ReplicatedTableSchema schema, UpdatedRow row, @Nullable OldRow old)
       throws SQLException {
     List<Cell> set = new ArrayList<>();
     for (int i = 0; i < row.columnCount(); i++) {
@@ -205,7 +205,7 @@ final class DuckDbRows {
   }
 
   private static Match match(
-      Table t, ReplicatedTableSchema schema, OldRow old, @Nullable UpdatedRow row) {
+      Table t, ReplicatedTableSchema schema, @Nullable OldRow old, @Nullable UpdatedRow row) {
     List<Cell> cells = new ArrayList<>();
     if (old instanceof OldRow.Key key) {
       int[] identity = schema.identityColumnIndexes();
@@ -265,7 +265,7 @@ final class DuckDbRows {
     return columns;
   }
 
-  private Column fitted(Table t, Column c, Object value) throws SQLException {
+  private Column fitted(Table t, Column c, @Nullable Object value) throws SQLException {
     return value == null || c.type().fits(value) ? c : catalog.widen(t, c);
   }
 

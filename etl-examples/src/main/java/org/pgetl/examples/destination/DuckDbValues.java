@@ -7,6 +7,7 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.util.Objects;
 import org.duckdb.DuckDBAppender;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -60,7 +61,7 @@ final class DuckDbValues {
    * @param value the value (fits the type), or null
    * @throws SQLException when binding fails
    */
-  static void bind(PreparedStatement ps, int index, DuckDbType type, Object value)
+  static void bind(PreparedStatement ps, int index, DuckDbType type, @Nullable Object value)
       throws SQLException {
     if (value == null) {
       ps.setObject(index, null);
@@ -102,7 +103,8 @@ final class DuckDbValues {
    * @param value the value (fits the type), or null
    * @throws SQLException when appending fails
    */
-  static void append(DuckDBAppender appender, DuckDbType type, Object value) throws SQLException {
+  static void append(DuckDBAppender appender, DuckDbType type, @Nullable Object value)
+      throws SQLException {
     if (value == null) {
       appender.appendNull();
     } else if (travelsAsText(type)) {
@@ -132,7 +134,7 @@ final class DuckDbValues {
    */
   private static String varchar(Object value) {
     try {
-      return PgText.format(value);
+      return Objects.requireNonNull(PgText.format(value), "only SQL NULL has no text form");
     } catch (IllegalArgumentException notAModelValue) {
       return value.toString();
     }
@@ -154,7 +156,7 @@ final class DuckDbValues {
     if (value instanceof PgInterval i) {
       return i.months() + " months " + i.days() + " days " + i.microseconds() + " microseconds";
     }
-    String pg = PgText.format(value);
+    String pg = Objects.requireNonNull(PgText.format(value), "only SQL NULL has no text form");
     return value instanceof LocalDate || value instanceof LocalDateTime || value instanceof Instant
         ? eraAfterDate(pg)
         : pg;

@@ -8,6 +8,8 @@ import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -103,7 +105,7 @@ final class JsonLine {
    * @param out the target
    * @param v a value as {@code TableRow} holds it, or null
    */
-  static void value(StringBuilder out, Object v) {
+  static void value(StringBuilder out, @Nullable Object v) {
     if (v == null) {
       out.append("null");
     } else if (v instanceof Boolean || v instanceof Short || v instanceof Integer) {
@@ -121,7 +123,10 @@ final class JsonLine {
         string(out, n.toString());
       }
     } else if (v instanceof byte[] bytes) {
-      string(out, PgText.format(bytes)); // PostgreSQL's hex form, \x00ff
+      string(
+          out,
+          Objects.requireNonNull(
+              PgText.format(bytes), "only SQL NULL has no text form")); // hex form, \x00ff
     } else if (v instanceof PgArray a) {
       array(out, a);
     } else {
@@ -176,7 +181,7 @@ final class JsonLine {
 
   /** {@code HH:MM:SS[.ffffff]}, {@link LocalTime#MAX} as {@code 24:00:00}: PostgreSQL's form. */
   private static String time(LocalTime t) {
-    return PgText.format(t);
+    return Objects.requireNonNull(PgText.format(t), "only SQL NULL has no text form");
   }
 
   /**

@@ -840,7 +840,7 @@ final class MirrorCatalog {
    * rolled back: the column is added with NULL in the existing rows, and a warning says so; the
    * source's values arrive with each row's next change.
    */
-  private void addColumn(Connection conn, Table t, Column c, String defaultExpression)
+  private void addColumn(Connection conn, Table t, Column c, @Nullable String defaultExpression)
       throws SQLException {
     String add =
         "ALTER TABLE " + t.quotedName() + " ADD COLUMN " + c.quoted() + " " + c.targetType();

@@ -140,11 +140,11 @@ final class MirrorRows {
           if (i > 0) {
             sb.append('\t');
           }
-          Object v = row.get(i);
-          if (v == null) {
+          String text = text(t, columns.get(i), row.get(i));
+          if (text == null) { // SQL NULL
             sb.append("\\N");
           } else {
-            appendCopyEscaped(sb, text(t, columns.get(i), v));
+            appendCopyEscaped(sb, text);
           }
         }
         sb.append('\n');
@@ -200,7 +200,7 @@ final class MirrorRows {
    * key did not change); a partial row sets the columns it carries only, so that the missing
    * (unchanged TOAST) columns keep their current values.
    */
-  void update(Table t, ReplicatedTableSchema schema, UpdatedRow row, OldRow old)
+  void update(Table t, ReplicatedTableSchema schema, UpdatedRow row, @Nullable OldRow old)
       throws SQLException {
     List<Column> columns = columns(t, schema);
     Match match = match(t, schema, old, row);
@@ -530,7 +530,7 @@ final class MirrorRows {
   private record Match(List<Column> columns, String[] values, boolean wholeRow) {}
 
   private static Match match(
-      Table t, ReplicatedTableSchema schema, OldRow old, @Nullable UpdatedRow row) {
+      Table t, ReplicatedTableSchema schema, @Nullable OldRow old, @Nullable UpdatedRow row) {
     List<Column> key = t.key();
     if (old instanceof OldRow.Key oldKey) {
       int[] identity = schema.identityColumnIndexes();
@@ -741,7 +741,7 @@ final class MirrorRows {
     return columns;
   }
 
-  private static String text(Table t, Column c, Object value) {
+  private static @Nullable String text(Table t, Column c, @Nullable Object value) {
     try {
       return PgText.format(value);
     } catch (IllegalArgumentException e) {

@@ -368,7 +368,11 @@ public final class PostgresMirrorDestination implements Destination {
           if (stream.kind() == StreamId.Kind.TABLE_SYNC) {
             // shared lock: a drop naming a new attempt waits for this write, a write after it sees
             // it
-            UUID current = catalog.lockAttempt(conn, stream.table(), false);
+            UUID current =
+                catalog.lockAttempt(
+                    conn,
+                    Objects.requireNonNull(stream.table(), "a table-sync stream names its table"),
+                    false);
             if (current != null && !current.equals(stream.copyAttempt())) {
               log.debug("{} of abandoned catch-up stream {}: skipped", what, stream);
               return;
@@ -469,7 +473,7 @@ public final class PostgresMirrorDestination implements Destination {
       switch (e.kind()) {
         case BEGIN, COMMIT -> {} // transaction boundaries: nothing to store
         case MESSAGE -> catalog.recordMessage(conn, (Event.Message) e);
-        case RELATION -> claim(conn, staged, rows, e.table(), e, applied, false);
+        case RELATION -> claim(conn, staged, rows, ((Event.Relation) e).table(), e, applied, false);
         case TRUNCATE -> {
           for (ReplicatedTableSchema schema : ((Event.Truncate) e).tables()) {
             Table t = claim(conn, staged, rows, schema, e, applied, true);
@@ -479,22 +483,24 @@ public final class PostgresMirrorDestination implements Destination {
           }
         }
         case INSERT -> {
-          Table t = claim(conn, staged, rows, e.table(), e, applied, true);
+          Event.Insert i = (Event.Insert) e;
+          Table t = claim(conn, staged, rows, i.table(), e, applied, true);
           if (t != null) {
-            rows.insert(t, e.table(), ((Event.Insert) e).row());
+            rows.insert(t, i.table(), i.row());
           }
         }
         case UPDATE -> {
-          Table t = claim(conn, staged, rows, e.table(), e, applied, true);
+          Event.Update u = (Event.Update) e;
+          Table t = claim(conn, staged, rows, u.table(), e, applied, true);
           if (t != null) {
-            Event.Update u = (Event.Update) e;
             rows.update(t, u.table(), u.row(), u.oldRow());
           }
         }
         case DELETE -> {
-          Table t = claim(conn, staged, rows, e.table(), e, applied, true);
+          Event.Delete d = (Event.Delete) e;
+          Table t = claim(conn, staged, rows, d.table(), e, applied, true);
           if (t != null) {
-            rows.delete(t, e.table(), ((Event.Delete) e).oldRow());
+            rows.delete(t, d.table(), d.oldRow());
           }
         }
       }

@@ -396,7 +396,9 @@ public final class StdoutJsonDestination implements Destination {
   }
 
   private static StringBuilder row(
-      ReplicatedTableSchema table, java.util.function.IntFunction<Object> value, int count) {
+      ReplicatedTableSchema table,
+      java.util.function.IntFunction<@Nullable Object> value,
+      int count) {
     StringBuilder sb = new StringBuilder("{");
     for (int i = 0; i < count; i++) {
       JsonLine.string(sb.append(i == 0 ? "" : ","), table.columns().get(i).name());

@@ -13,6 +13,7 @@ import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.UUID;
 import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Schema;
@@ -136,7 +137,7 @@ final class ColumnMapping {
           });
     }
     if (isArray) {
-      return new ColumnMapping(string(optional, null), PgText::format);
+      return new ColumnMapping(string(optional, null), ColumnMapping::text);
     }
     return scalar(where, column.typeOid(), column.typeModifier(), optional, decimals);
   }
@@ -179,10 +180,14 @@ final class ColumnMapping {
       default -> {
         // text types, enums, network and geometric types, ranges, domains, extension types: their
         // text form (the Java value is that String already, or PgText prints it)
-        yield new ColumnMapping(
-            string(optional, null), v -> v instanceof String s ? s : PgText.format(v));
+        yield new ColumnMapping(string(optional, null), v -> v instanceof String s ? s : text(v));
       }
     };
+  }
+
+  /** Returns PostgreSQL's text form of a value that is not null. */
+  private static String text(Object value) {
+    return Objects.requireNonNull(PgText.format(value), "only SQL NULL has no text form");
   }
 
   private static ColumnMapping numeric(

@@ -137,14 +137,14 @@ final class RecordMapper {
         t.keySchema,
         t.keyOfRow(e.row()::get),
         t.envelopeSchema,
-        t.envelope("c", null, after, source(e, tx), null),
+        t.envelope("c", null, after, source(e.table(), e, tx), null),
         tx.commitTimeMs);
   }
 
   private void update(StreamId stream, Event.Update e, Sink sink) {
     TableRecords t = table(e.table());
     Tx tx = tx(stream, e);
-    Struct source = source(e, tx);
+    Struct source = source(e.table(), e, tx);
     Struct after = t.row(e.row());
     Struct key = t.keyOfRow(i -> e.row().isPresent(i) ? e.row().get(i) : null);
     Struct before = t.before(e.oldRow());
@@ -190,7 +190,7 @@ final class RecordMapper {
         t.keySchema,
         key,
         t.envelopeSchema,
-        t.envelope("d", t.before(e.oldRow()), null, source(e, tx), null),
+        t.envelope("d", t.before(e.oldRow()), null, source(e.table(), e, tx), null),
         tx.commitTimeMs);
     if (settings.tombstonesOnDelete() && key != null) {
       sink.add(t.topic, t.keySchema, key, null, null, tx.commitTimeMs);
@@ -225,8 +225,8 @@ final class RecordMapper {
     return tx;
   }
 
-  private Struct source(Event e, Tx tx) {
-    return source(e.table(), tx.commitTimeMs, "false", tx.xid, e.startLsn(), e);
+  private Struct source(ReplicatedTableSchema table, Event e, Tx tx) {
+    return source(table, tx.commitTimeMs, "false", tx.xid, e.startLsn(), e);
   }
 
   private Struct source(

@@ -5,9 +5,9 @@ import java.util.concurrent.locks.LockSupport;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
 import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.MessageSource;
-import org.pgetl.destination.StreamId;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,10 +94,9 @@ public final class ApplyLoop {
     this.source = source;
     this.owner = Thread.currentThread();
     this.control = new Control();
-    StreamId id = role.streamId();
+    TableId syncTable = role.streamId().table(); // a table-sync stream's table, null for apply
     StreamSpool spool =
-        new StreamSpool(
-            env.spool(), id.kind() == StreamId.Kind.APPLY ? "apply" : "sync-" + id.table().oid());
+        new StreamSpool(env.spool(), syncTable == null ? "apply" : "sync-" + syncTable.oid());
     this.batch = new EventBatch(env.ticker());
     this.intake =
         new TransactionAssembler(

@@ -304,7 +304,9 @@ final class TransactionAssembler {
 
   private void ensureBegin() {
     if (!beginEmitted) {
-      batch.append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, txCommitTime, txXid));
+      Instant commitTime =
+          Objects.requireNonNull(txCommitTime, "the transaction's BEGIN set its commit time");
+      batch.append(new Event.Begin(txBeginWalStart, txCommitLsn, 0, commitTime, txXid));
       beginEmitted = true;
     }
   }
