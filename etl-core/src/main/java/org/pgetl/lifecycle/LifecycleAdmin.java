@@ -2,6 +2,7 @@ package org.pgetl.lifecycle;
 
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.store.PipelineStore;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
 
@@ -12,6 +13,8 @@ import org.pgetl.store.PipelineStore.LifecycleRecord;
  * <p>There is no {@code retire}: retiring drops the pipeline's slots and state, so only an operator
  * does it, with SQL (see {@code docs/operations.md}).
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class LifecycleAdmin {
   private final PipelineStore store;
 
@@ -29,10 +32,10 @@ public final class LifecycleAdmin {
    * flight finished; the slot stays (WAL is retained).
    *
    * @param destinationName the destination's {@code name()}
-   * @param reason why, for the row's {@code reason}
+   * @param reason why, for the row's {@code reason}, or null
    * @param updatedBy who, for the row's {@code updated_by}
    */
-  public void pause(String destinationName, String reason, String updatedBy) {
+  public void pause(String destinationName, @Nullable String reason, String updatedBy) {
     store.writeLifecycle(destinationName, LifecycleState.PAUSED, reason, updatedBy);
   }
 
@@ -40,10 +43,10 @@ public final class LifecycleAdmin {
    * Resumes a paused or drained destination: it reads again from its durable point.
    *
    * @param destinationName the destination's {@code name()}
-   * @param reason why
+   * @param reason why, or null
    * @param updatedBy who
    */
-  public void resume(String destinationName, String reason, String updatedBy) {
+  public void resume(String destinationName, @Nullable String reason, String updatedBy) {
     store.writeLifecycle(destinationName, LifecycleState.ACTIVE, reason, updatedBy);
   }
 
@@ -51,10 +54,10 @@ public final class LifecycleAdmin {
    * Drains a destination: no new intake, buffered work flushed and awaited, then idle.
    *
    * @param destinationName the destination's {@code name()}
-   * @param reason why
+   * @param reason why, or null
    * @param updatedBy who
    */
-  public void drain(String destinationName, String reason, String updatedBy) {
+  public void drain(String destinationName, @Nullable String reason, String updatedBy) {
     store.writeLifecycle(destinationName, LifecycleState.DRAINING, reason, updatedBy);
   }
 

@@ -27,6 +27,8 @@ import org.pgetl.model.TableId;
  * <p>One instance holds one pipeline's state; reuse the instance across {@code Pipeline} runs in
  * the same process to resume. All methods take one short lock (there is no I/O).
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class MemoryStore implements PipelineStore {
   private final String pipelineId;
   private final ReentrantLock lock = new ReentrantLock();
@@ -390,7 +392,10 @@ public final class MemoryStore implements PipelineStore {
 
   @Override
   public void writeLifecycle(
-      String destinationName, LifecycleState state, String reason, String updatedBy) {
+      String destinationName,
+      LifecycleState state,
+      @Nullable String reason,
+      @Nullable String updatedBy) {
     if (state == LifecycleState.RETIRED) {
       throw new EtlException(
           ErrorKind.CONFIG_ERROR,
@@ -410,7 +415,10 @@ public final class MemoryStore implements PipelineStore {
    * @param updatedBy who, or null
    */
   public void setLifecycleAsOperator(
-      String destinationName, String rawState, String reason, String updatedBy) {
+      String destinationName,
+      String rawState,
+      @Nullable String reason,
+      @Nullable String updatedBy) {
     lock.lock();
     try {
       lifecycle.put(

@@ -267,7 +267,10 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    * @throws org.pgetl.error.EtlException of kind {@code CONFIG_ERROR} for {@code RETIRED}
    */
   void writeLifecycle(
-      String destinationName, LifecycleState state, String reason, String updatedBy);
+      String destinationName,
+      LifecycleState state,
+      @Nullable String reason,
+      @Nullable String updatedBy);
 
   // --- the lease
 
@@ -395,7 +398,11 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    * @param updatedAt when it was changed
    */
   record LifecycleRecord(
-      String destinationName, String rawState, String reason, String updatedBy, Instant updatedAt) {
+      String destinationName,
+      String rawState,
+      @Nullable String reason,
+      @Nullable String updatedBy,
+      Instant updatedAt) {
     /** Validates the components. */
     public LifecycleRecord {
       Objects.requireNonNull(destinationName, "destinationName");

@@ -3,6 +3,7 @@ package org.pgetl.examples.cli;
 import java.io.PrintStream;
 import java.lang.reflect.Proxy;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.PipelineConfig;
@@ -97,7 +98,7 @@ final class CheckCommand implements Callable<Integer> {
       case PASSED -> "ok   " + ErrorReport.singleLine(c.summary());
       case SKIPPED -> "skip " + c.name() + ": " + ErrorReport.singleLine(c.summary());
       case FAILED -> {
-        EtlException e = c.failure();
+        EtlException e = Objects.requireNonNull(c.failure(), "a failed check carries its failure");
         StringBuilder sb = new StringBuilder("FAIL ").append(c.name()).append(": ");
         sb.append(e.kind()).append(": ").append(ErrorReport.singleLine(e.description()));
         if (e.detail() != null && !e.detail().isBlank()) {

@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
@@ -107,7 +108,7 @@ final class DemoCommand implements Callable<Integer> {
       names = "--postgres-version",
       paramLabel = "MAJOR",
       description = "The embedded PostgreSQL major version: 14, 15, 16, 17 or 18 (default: 17).")
-  String postgresVersion;
+  @Nullable String postgresVersion;
 
   @Option(
       names = "--plain",
@@ -122,10 +123,12 @@ final class DemoCommand implements Callable<Integer> {
   boolean verbose;
 
   private final CliContext context;
+  // plain lines until call() knows --plain and whether the output is a terminal
   private ProgressView view;
 
   DemoCommand(CliContext context) {
     this.context = context;
+    this.view = new ProgressView(context.out(), false);
   }
 
   /** How the run ended before the verification. */
@@ -255,10 +258,11 @@ final class DemoCommand implements Callable<Integer> {
         outcome = showLive(pipeline, registry, tables, workload);
       }
       workload.stop();
-      if (workload.failure() != null) {
+      SQLException workloadFailure = workload.failure();
+      if (workloadFailure != null) {
         view.println(
             "  the workload stopped early: "
-                + ErrorReport.singleLine(workload.failure().getMessage()));
+                + ErrorReport.singleLine(workloadFailure.getMessage()));
       }
       if (outcome == Outcome.FINISHED) {
         view.println(
@@ -307,7 +311,6 @@ final class DemoCommand implements Callable<Integer> {
       Map<TableId, Long> estimates)
       throws InterruptedException {
     Map<TableId, RateMeter> rates = new LinkedHashMap<>();
-    tables.keySet().forEach(id -> rates.put(id, new RateMeter()));
     Duration tick = view.ansi() ? Duration.ofMillis(200) : Duration.ofMillis(500);
     while (true) {
       PipelineStatus status = pipeline.status();
@@ -319,13 +322,13 @@ final class DemoCommand implements Callable<Integer> {
         long copied = count(registry, "pgetl.rows.copied", e.getValue().name().toString());
         boolean done = isSynced(state);
         allDone &= done;
-        double perSecond = rates.get(e.getKey()).sample(copied);
+        double perSecond = rates.computeIfAbsent(e.getKey(), id -> new RateMeter()).sample(copied);
         lines.add(
             new ProgressView.CopyLine(
                 e.getValue().name().toString(),
                 label(state),
                 copied,
-                Math.max(estimates.get(e.getKey()), copied),
+                Math.max(estimates.getOrDefault(e.getKey(), 0L), copied),
                 perSecond,
                 done));
         if (state instanceof TableState.Errored errored
@@ -369,7 +372,7 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static boolean isSynced(TableState state) {
+  private static boolean isSynced(@Nullable TableState state) {
     return state != null
         && (state.type() == TableState.Type.READY || state.type() == TableState.Type.SYNC_DONE);
   }
@@ -380,12 +383,12 @@ final class DemoCommand implements Callable<Integer> {
         || status.phase() == PipelineStatus.Phase.STOPPING;
   }
 
-  private static TableState stateOf(PipelineStatus status, TableId id) {
+  private static @Nullable TableState stateOf(PipelineStatus status, TableId id) {
     PipelineStatus.TableStatus s = status.tables().get(id);
     return s == null ? null : s.state();
   }
 
-  private static String label(TableState state) {
+  private static String label(@Nullable TableState state) {
     if (state == null) {
       return "waiting";
     }
@@ -669,7 +672,7 @@ final class DemoCommand implements Callable<Integer> {
     return out;
   }
 
-  private static long count(SimpleMeterRegistry registry, String name, String table) {
+  private static long count(SimpleMeterRegistry registry, String name, @Nullable String table) {
     var search = registry.find(name);
     if (table != null) {
       search = search.tag("table", table);

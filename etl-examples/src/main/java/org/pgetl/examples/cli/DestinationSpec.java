@@ -2,6 +2,8 @@ package org.pgetl.examples.cli;
 
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.Destination;
 import org.pgetl.error.EtlException;
@@ -18,7 +20,7 @@ import picocli.CommandLine.TypeConversionException;
  * @param kind the destination kind
  * @param target the path or URL after the colon, or null for stdout
  */
-record DestinationSpec(Kind kind, String target) {
+record DestinationSpec(Kind kind, @Nullable String target) {
   /** The destination kinds. */
   enum Kind {
     STDOUT,
@@ -60,13 +62,17 @@ record DestinationSpec(Kind kind, String target) {
   Destination create(CliContext context, PgConnectionConfig source) {
     return switch (kind) {
       case STDOUT -> new StdoutJsonDestination(context.out());
-      case DUCKDB -> new DuckDbDestination(Path.of(target));
+      case DUCKDB -> new DuckDbDestination(Path.of(requiredTarget()));
       case POSTGRES ->
           new PostgresMirrorDestination(
-              PgConnectionConfig.fromJdbcUrl(target),
+              PgConnectionConfig.fromJdbcUrl(requiredTarget()),
               PostgresMirrorDestination.DEFAULT_COPY_CONNECTIONS,
               source);
     };
+  }
+
+  private String requiredTarget() {
+    return Objects.requireNonNull(target, "parse() gives duckdb: and postgres: their target");
   }
 
   /** Picocli converter: a bad value, or an unavailable kind, is an input error. */

@@ -1,5 +1,6 @@
 package org.pgetl.examples.cli;
 
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
 import org.pgetl.testkit.TestkitException;
@@ -104,7 +105,7 @@ final class ErrorReport {
   }
 
   /** Finds the first {@link EtlException} in a cause chain. */
-  private static EtlException find(Throwable t) {
+  private static @Nullable EtlException find(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
       if (c instanceof EtlException e) {
         return e;
@@ -119,7 +120,7 @@ final class ErrorReport {
    * @param text the text, or null
    * @return the text on one line
    */
-  static String singleLine(String text) {
+  static String singleLine(@Nullable String text) {
     if (text == null) {
       return "";
     }

@@ -3,6 +3,7 @@ package org.pgetl.examples.cli;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.lifecycle.LifecycleAdmin;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
@@ -113,13 +114,13 @@ final class LifecycleCommand implements Callable<Integer> {
         names = "--reason",
         paramLabel = "TEXT",
         description = "Why, stored in the row's reason column.")
-    String reason;
+    @Nullable String reason;
 
     @Option(
         names = "--by",
         paramLabel = "WHO",
         description = "Who, stored in the row's updated_by column (default: the OS user).")
-    String by;
+    @Nullable String by;
 
     private final CliContext context;
     private final LifecycleState state;
@@ -156,7 +157,8 @@ final class LifecycleCommand implements Callable<Integer> {
             + " operator does it with SQL (docs/operations.md, \"Retiring a destination\")."
       })
   static final class Retire implements Callable<Integer> {
-    @Unmatched List<String> ignored;
+    // every argument after retire is accepted and ignored: the command refuses anyway
+    @Unmatched @Nullable List<String> ignored;
 
     private final CliContext context;
 

@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Draws the demo's progress: a bar per table during the copy, then one live status line. On a
@@ -153,7 +154,7 @@ final class ProgressView {
    * Returns a lifecycle state as the status lines show it: its database value, or {@code not read
    * yet} while the pipeline starts (nothing is read or delivered before it was read once).
    */
-  static String lifecycle(org.pgetl.lifecycle.LifecycleState state) {
+  static String lifecycle(org.pgetl.lifecycle.@Nullable LifecycleState state) {
     return state == null ? "not read yet" : state.dbValue();
   }
 

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
@@ -72,7 +73,7 @@ final class ReplicateCommand implements Callable<Integer> {
       description =
           "Create the publication for these tables (schema.table, comma separated) if it"
               + " does not exist yet.")
-  List<String> createPublication;
+  @Nullable List<String> createPublication;
 
   @Option(
       names = "--destination",
@@ -149,8 +150,9 @@ final class ReplicateCommand implements Callable<Integer> {
     }
     PgConnectionConfig source = options.source();
     PipelineConfig config = config(source);
-    if (createPublication != null && !createPublication.isEmpty()) {
-      createPublication(source);
+    List<String> publicationTables = createPublication;
+    if (publicationTables != null && !publicationTables.isEmpty()) {
+      createPublication(source, publicationTables);
     } else if (options.stateStore.kind() == StateStoreSpec.Kind.SOURCE) {
       // the store opens first and would report a wrong password as a store failure
       try (Connection c = Connections.open(source, "replicate it")) {
@@ -253,7 +255,7 @@ final class ReplicateCommand implements Callable<Integer> {
    * @param holder the instance holding the lease, or null when it was not seen
    * @return the line
    */
-  static String standbyLine(String pipelineId, LeaseHolder holder) {
+  static String standbyLine(String pipelineId, @Nullable LeaseHolder holder) {
     return "pgetl: standby: pipeline "
         + pipelineId
         + " is active in "
@@ -267,7 +269,7 @@ final class ReplicateCommand implements Callable<Integer> {
    * @param holder the holder, or null
    * @return the text
    */
-  static String holderText(LeaseHolder holder) {
+  static String holderText(@Nullable LeaseHolder holder) {
     return holder == null
         ? "another instance"
         : holder.holder() + " since " + holder.since() + ", epoch " + holder.epoch();
@@ -286,7 +288,7 @@ final class ReplicateCommand implements Callable<Integer> {
     }
 
     /** Returns the line to print for a change since the last call, or null. */
-    String changed(String pipelineId, PipelineStatus now) {
+    @Nullable String changed(String pipelineId, PipelineStatus now) {
       boolean isActive = now.epoch() > 0;
       if (isActive == active) {
         return null;
@@ -324,9 +326,9 @@ final class ReplicateCommand implements Callable<Integer> {
   }
 
   /** Creates the publication unless it exists; the tables must exist. */
-  private void createPublication(PgConnectionConfig source) {
+  private void createPublication(PgConnectionConfig source, List<String> tables) {
     List<String> quoted = new ArrayList<>();
-    for (String t : createPublication) {
+    for (String t : tables) {
       if (t.isBlank()) {
         continue;
       }

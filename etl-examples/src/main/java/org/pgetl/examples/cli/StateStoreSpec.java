@@ -1,6 +1,8 @@
 package org.pgetl.examples.cli;
 
 import java.util.Locale;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
@@ -14,9 +16,9 @@ import picocli.CommandLine.TypeConversionException;
  * URL (a {@link PostgresStore} in that database).
  *
  * @param kind the store kind
- * @param url the store database's URL, for {@link Kind#URL}
+ * @param url the store database's URL, for {@link Kind#URL}; null for the other kinds
  */
-record StateStoreSpec(Kind kind, String url) {
+record StateStoreSpec(Kind kind, @Nullable String url) {
   /** The store kinds. */
   enum Kind {
     SOURCE,
@@ -64,7 +66,9 @@ record StateStoreSpec(Kind kind, String url) {
           PostgresStore.builder().connection(source).schema(schema).pipelineId(pipelineId).build();
       case URL ->
           PostgresStore.builder()
-              .connection(Connections.config(url))
+              .connection(
+                  Connections.config(
+                      Objects.requireNonNull(url, "parse() gives a URL store its URL")))
               .schema(schema)
               .pipelineId(pipelineId)
               .build();

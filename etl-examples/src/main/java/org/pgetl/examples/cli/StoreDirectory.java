@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -129,8 +130,8 @@ final class StoreDirectory {
   }
 
   /** The distinct values of a column (of one pipeline's rows), or none when the table is absent. */
-  private List<String> column(Connection c, String table, String column, String pipelineId)
-      throws SQLException {
+  private List<String> column(
+      Connection c, String table, String column, @Nullable String pipelineId) throws SQLException {
     List<String> out = new ArrayList<>();
     if (!exists(c, table)) {
       return out;

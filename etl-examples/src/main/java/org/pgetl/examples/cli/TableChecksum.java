@@ -17,6 +17,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The row count and a content checksum of one table: the MD5 of every row, read in key order, with
@@ -119,19 +120,22 @@ record TableChecksum(long rows, String md5) {
           ResultSet a = as.executeQuery(sql)) {
         Cursor left = new Cursor(e, table);
         Cursor right = new Cursor(a, table);
-        while ((left.row != null || right.row != null) && out.size() < limit) {
-          int c =
-              left.row == null ? 1 : right.row == null ? -1 : Arrays.compare(left.key, right.key);
-          if (c < 0) {
+        while (out.size() < limit) {
+          String[] l = left.row;
+          String[] r = right.row;
+          if (l == null && r == null) {
+            break;
+          }
+          if (r == null || (l != null && Arrays.compare(left.key, right.key) < 0)) {
             out.add("key " + Arrays.toString(left.key) + " only in the source");
             left.next();
-          } else if (c > 0) {
+          } else if (l == null || Arrays.compare(left.key, right.key) > 0) {
             out.add("key " + Arrays.toString(right.key) + " only in the copy");
             right.next();
           } else {
             List<String> columns = new ArrayList<>();
-            for (int i = 0; i < left.row.length; i++) {
-              if (!left.row[i].equals(right.row[i])) {
+            for (int i = 0; i < l.length; i++) {
+              if (!l[i].equals(r[i])) {
                 columns.add(table.columns().get(i));
               }
             }
@@ -157,8 +161,9 @@ record TableChecksum(long rows, String md5) {
     private final ResultSet rs;
     private final String[] types;
     private final int[] keyColumns;
-    String[] row;
-    long[] key;
+    // the current row and its key; both null once the result set is read to its end
+    String @Nullable [] row;
+    long @Nullable [] key;
 
     Cursor(ResultSet rs, DemoTable table) throws SQLException {
       this.rs = rs;
@@ -204,7 +209,7 @@ record TableChecksum(long rows, String md5) {
   }
 
   /** The normal form of a value as a driver returns it. */
-  static String normal(Object v) throws SQLException {
+  static String normal(@Nullable Object v) throws SQLException {
     if (v == null) {
       return "\\N";
     }
@@ -236,7 +241,7 @@ record TableChecksum(long rows, String md5) {
     return v.toString();
   }
 
-  private static String normalList(Object[] list) throws SQLException {
+  private static String normalList(@Nullable Object[] list) throws SQLException {
     StringBuilder sb = new StringBuilder("{");
     for (int i = 0; i < list.length; i++) {
       if (i > 0) {

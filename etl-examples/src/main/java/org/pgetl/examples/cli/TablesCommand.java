@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
@@ -79,7 +80,7 @@ final class TablesCommand implements Callable<Integer> {
         description =
             "The source database, when the state store lives elsewhere; table names are looked up"
                 + " in the state store's database unless it is given.")
-    String sourceUrl;
+    @Nullable String sourceUrl;
   }
 
   /** {@code tables list}. */
@@ -168,7 +169,7 @@ final class TablesCommand implements Callable<Integer> {
         names = "--by",
         paramLabel = "WHO",
         description = "Who asks, stored with the request (default: the OS user).")
-    String by;
+    @Nullable String by;
 
     private final CliContext context;
     private final TableRequest.Action action;
@@ -232,7 +233,7 @@ final class TablesCommand implements Callable<Integer> {
       return 0;
     }
 
-    private TableId lookUp(TableName name) throws SQLException {
+    private @Nullable TableId lookUp(TableName name) throws SQLException {
       String url = target.sourceUrl != null ? target.sourceUrl : target.store.storeUrl;
       try (Connection c = Connections.open(Connections.config(url), "look up table " + name);
           PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)::oid::bigint")) {

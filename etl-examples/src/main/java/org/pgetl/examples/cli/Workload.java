@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The demo's live workload: one thread ({@code pgetl-demo-workload}) that inserts, updates and
@@ -97,7 +98,7 @@ final class Workload implements AutoCloseable {
   }
 
   /** The error that stopped the workload, or null. */
-  SQLException failure() {
+  @Nullable SQLException failure() {
     return failure.get();
   }
 

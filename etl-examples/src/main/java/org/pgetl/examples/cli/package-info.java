@@ -4,4 +4,7 @@
  * runs a pipeline against a real database; {@code lifecycle} pauses, resumes or drains a
  * destination. Run it with {@code java -jar etl-examples/target/pgetl-examples.jar}.
  */
+@NullMarked
 package org.pgetl.examples.cli;
+
+import org.jspecify.annotations.NullMarked;

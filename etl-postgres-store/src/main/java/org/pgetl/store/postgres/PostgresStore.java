@@ -78,6 +78,8 @@ import org.slf4j.LoggerFactory;
  * <p>Every failure of the database is an {@link EtlException} of kind {@code STATE_STORE_ERROR}
  * whose detail starts with the SQLSTATE.
  */
+// its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
+@SuppressWarnings("exports")
 public final class PostgresStore implements PipelineStore {
   private static final Logger LOG = LoggerFactory.getLogger(PostgresStore.class);
 
@@ -866,7 +868,10 @@ public final class PostgresStore implements PipelineStore {
 
   @Override
   public void writeLifecycle(
-      String destinationName, LifecycleState state, String reason, String updatedBy) {
+      String destinationName,
+      LifecycleState state,
+      @Nullable String reason,
+      @Nullable String updatedBy) {
     Objects.requireNonNull(destinationName, "destinationName");
     Objects.requireNonNull(state, "state");
     if (state == LifecycleState.RETIRED) {

@@ -3,6 +3,7 @@ package org.pgetl.core.internal.codec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.PgArray;
 
 /**
@@ -79,7 +80,7 @@ final class ArrayCodec extends ValueCodec {
     if (count > (end - p) / 4) {
       throw BadValue.of("array larger than its bytes");
     }
-    List<Object> elems = new ArrayList<>((int) count);
+    List<@Nullable Object> elems = new ArrayList<>((int) count);
     for (long k = 0; k < count; k++) {
       Bytes.needAtLeast(end - p, 4, "array element length");
       int n = Bytes.int32(b, p);
@@ -119,8 +120,13 @@ final class ArrayCodec extends ValueCodec {
     int i;
     int ndim = -1;
     final int[] dims = new int[MAX_DIMENSIONS];
-    final List<Object> elems = new ArrayList<>();
-    byte[] scratch;
+    // the bounds prefix, [lower:upper] per dimension; nbounds of them when there is one
+    final int[] boundsLower = new int[MAX_DIMENSIONS];
+    final int[] boundsUpper = new int[MAX_DIMENSIONS];
+    int nbounds;
+    final List<@Nullable Object> elems = new ArrayList<>();
+    // allocated by the first escaped element
+    byte @Nullable [] scratch;
 
     TextParser(byte[] b, int off, int len) {
       this.b = b;
@@ -129,12 +135,7 @@ final class ArrayCodec extends ValueCodec {
     }
 
     PgArray parse() {
-      int[] boundsLower = null;
-      int[] boundsUpper = null;
-      int nbounds = 0;
       if (i < end && b[i] == '[') {
-        boundsLower = new int[MAX_DIMENSIONS];
-        boundsUpper = new int[MAX_DIMENSIONS];
         while (i < end && b[i] == '[') {
           if (nbounds == MAX_DIMENSIONS) {
             throw BadValue.of("too many array dimensions");
@@ -299,17 +300,19 @@ final class ArrayCodec extends ValueCodec {
         elems.add(element.text(b, start, stop - start));
         return;
       }
-      if (scratch == null || scratch.length < stop - start) {
-        scratch = new byte[Math.max(64, stop - start)];
+      byte[] s = scratch;
+      if (s == null || s.length < stop - start) {
+        s = new byte[Math.max(64, stop - start)];
+        scratch = s;
       }
       int n = 0;
       for (int k = start; k < stop; k++) {
         if (b[k] == '\\') {
           k++;
         }
-        scratch[n++] = b[k];
+        s[n++] = b[k];
       }
-      elems.add(element.text(scratch, 0, n));
+      elems.add(element.text(s, 0, n));
     }
   }
 }

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /** Reads type descriptions from {@code pg_type}, {@code pg_range} and {@code pg_attribute}. */
 final class CatalogQuery {
@@ -52,31 +53,17 @@ final class CatalogQuery {
       ps.setString(1, oidArray(oids));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          Row r = new Row();
-          r.oid = (int) rs.getLong(1);
-          r.name = rs.getString(2) + "." + rs.getString(3);
-          r.typtype = rs.getString(4).charAt(0);
-          r.elem = (int) rs.getLong(5);
-          String delim = rs.getString(6);
-          r.delim = delim == null || delim.isEmpty() ? ',' : delim.charAt(0);
-          String category = rs.getString(7);
-          r.category = category == null || category.isEmpty() ? 'X' : category.charAt(0);
-          r.base = (int) rs.getLong(8);
-          r.relid = (int) rs.getLong(9);
-          r.hasSend = rs.getBoolean(10);
-          r.isArray = rs.getBoolean(11);
-          r.subtype = (int) rs.getLong(12);
-          r.rangeOf = (int) rs.getLong(13);
-          rows.put(r.oid, r);
+          Row r = Row.read(rs);
+          rows.put(r.oid(), r);
         }
       }
     }
     Map<Integer, List<Integer>> attributes = new HashMap<>();
     List<Integer> relids = new ArrayList<>();
     for (Row r : rows.values()) {
-      if (r.typtype == 'c' && r.relid != 0) {
-        relids.add(r.relid);
-        attributes.put(r.relid, new ArrayList<>());
+      if (r.typtype() == 'c' && r.relid() != 0) {
+        relids.add(r.relid());
+        attributes.put(r.relid(), new ArrayList<>());
       }
     }
     if (!relids.isEmpty()) {
@@ -84,7 +71,10 @@ final class CatalogQuery {
         ps.setString(1, oidArray(relids));
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            attributes.get((int) rs.getLong(1)).add((int) rs.getLong(2));
+            int relid = (int) rs.getLong(1);
+            Objects.requireNonNull(
+                    attributes.get(relid), "the query reads only the relids asked for")
+                .add((int) rs.getLong(2));
           }
         }
       }
@@ -92,29 +82,31 @@ final class CatalogQuery {
     Map<Integer, TypeInfo> types = new LinkedHashMap<>();
     for (Row r : rows.values()) {
       TypeKind kind =
-          switch (r.typtype) {
+          switch (r.typtype()) {
             case 'd' -> TypeKind.DOMAIN;
             case 'e' -> TypeKind.ENUM;
             case 'c' -> TypeKind.COMPOSITE;
             case 'r' -> TypeKind.RANGE;
             case 'm' -> TypeKind.MULTIRANGE;
             case 'p' -> TypeKind.PSEUDO;
-            default -> r.isArray ? TypeKind.ARRAY : TypeKind.BASE;
+            default -> r.isArray() ? TypeKind.ARRAY : TypeKind.BASE;
           };
       types.put(
-          r.oid,
+          r.oid(),
           new TypeInfo(
-              r.oid,
-              r.name,
+              r.oid(),
+              r.name(),
               kind,
-              r.category,
-              kind == TypeKind.ARRAY ? r.elem : 0,
-              r.delim,
-              kind == TypeKind.DOMAIN ? r.base : 0,
-              kind == TypeKind.RANGE ? r.subtype : 0,
-              kind == TypeKind.MULTIRANGE ? r.rangeOf : 0,
-              kind == TypeKind.COMPOSITE ? attributes.getOrDefault(r.relid, List.of()) : List.of(),
-              r.hasSend));
+              r.category(),
+              kind == TypeKind.ARRAY ? r.elem() : 0,
+              r.delim(),
+              kind == TypeKind.DOMAIN ? r.base() : 0,
+              kind == TypeKind.RANGE ? r.subtype() : 0,
+              kind == TypeKind.MULTIRANGE ? r.rangeOf() : 0,
+              kind == TypeKind.COMPOSITE
+                  ? attributes.getOrDefault(r.relid(), List.of())
+                  : List.of(),
+              r.hasSend()));
     }
     return types;
   }
@@ -130,18 +122,36 @@ final class CatalogQuery {
     return sb.append('}').toString();
   }
 
-  private static final class Row {
-    int oid;
-    String name;
-    char typtype;
-    int elem;
-    char delim;
-    char category;
-    int base;
-    int relid;
-    boolean hasSend;
-    boolean isArray;
-    int subtype;
-    int rangeOf;
+  /** One row of {@link #TYPES}. */
+  private record Row(
+      int oid,
+      String name,
+      char typtype,
+      int elem,
+      char delim,
+      char category,
+      int base,
+      int relid,
+      boolean hasSend,
+      boolean isArray,
+      int subtype,
+      int rangeOf) {
+    static Row read(ResultSet rs) throws SQLException {
+      String delim = rs.getString(6);
+      String category = rs.getString(7);
+      return new Row(
+          (int) rs.getLong(1),
+          rs.getString(2) + "." + rs.getString(3),
+          rs.getString(4).charAt(0),
+          (int) rs.getLong(5),
+          delim == null || delim.isEmpty() ? ',' : delim.charAt(0),
+          category == null || category.isEmpty() ? 'X' : category.charAt(0),
+          (int) rs.getLong(8),
+          (int) rs.getLong(9),
+          rs.getBoolean(10),
+          rs.getBoolean(11),
+          (int) rs.getLong(12),
+          (int) rs.getLong(13));
+    }
   }
 }

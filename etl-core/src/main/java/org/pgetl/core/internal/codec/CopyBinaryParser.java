@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.codec;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 
 /**
@@ -47,7 +48,7 @@ public final class CopyBinaryParser extends CopyRowParser {
   }
 
   @Override
-  public Object[] parseRow(byte[] m, int off, int len) {
+  public @Nullable Object @Nullable [] parseRow(byte[] m, int off, int len) {
     if (m == null || off < 0 || len < 0 || off > m.length - len) {
       throw malformed("binary", "message bounds outside the buffer");
     }
@@ -78,7 +79,7 @@ public final class CopyBinaryParser extends CopyRowParser {
     if (count != n) {
       throw malformed("binary", "row has " + count + " columns, expected " + n);
     }
-    Object[] values = new Object[n];
+    @Nullable Object[] values = new Object[n];
     long size = rowOverhead(n);
     for (int col = 0; col < n; col++) {
       if (end - p < 4) {

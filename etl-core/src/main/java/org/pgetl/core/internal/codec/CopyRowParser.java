@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.codec;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableRow;
@@ -45,7 +46,7 @@ public abstract sealed class CopyRowParser permits CopyTextParser, CopyBinaryPar
    * @throws EtlException of kind {@link ErrorKind#INVALID_DATA} when the message is malformed or a
    *     value is invalid
    */
-  public abstract Object[] parseRow(byte[] message, int off, int len);
+  public abstract @Nullable Object @Nullable [] parseRow(byte[] message, int off, int len);
 
   /**
    * Parses one CopyData message into a row.
@@ -54,8 +55,8 @@ public abstract sealed class CopyRowParser permits CopyTextParser, CopyBinaryPar
    * @return the row, or null when the message holds no row
    * @throws EtlException when the message is malformed or a value is invalid
    */
-  public final TableRow parse(byte[] message) {
-    Object[] values = parseRow(message, 0, message.length);
+  public final @Nullable TableRow parse(byte[] message) {
+    @Nullable Object[] values = parseRow(message, 0, message.length);
     return values == null ? null : TableRow.wrap(values, lastRowSizeHint);
   }
 

@@ -1,6 +1,7 @@
 package org.pgetl.core.internal.codec;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 
 /**
@@ -22,7 +23,7 @@ public final class CopyTextParser extends CopyRowParser {
   }
 
   @Override
-  public Object[] parseRow(byte[] m, int off, int len) {
+  public @Nullable Object @Nullable [] parseRow(byte[] m, int off, int len) {
     if (m == null || off < 0 || len < 0 || off > m.length - len) {
       throw malformed("text", "message bounds outside the buffer");
     }
@@ -34,7 +35,7 @@ public final class CopyTextParser extends CopyRowParser {
     if (end - off == 2 && m[off] == '\\' && m[off + 1] == '.') {
       return null; // end-of-data marker
     }
-    Object[] values = new Object[n];
+    @Nullable Object[] values = new Object[n];
     long size = rowOverhead(n);
     if (n == 0) {
       if (end != off) {

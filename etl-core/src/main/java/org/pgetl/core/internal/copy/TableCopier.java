@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
 import org.pgetl.core.internal.codec.CopyBinaryParser;
@@ -67,12 +68,21 @@ public final class TableCopier {
    */
   public record Result(long rows, long batches, boolean stopped) {}
 
-  /** One physical table to read and its ranges' source. */
+  /**
+   * One published table to read: its physical tables (the table itself, or the partitions of a
+   * partitioned table) and how to decode their rows.
+   *
+   * @param schema the table's schema, whose columns the copy selects
+   * @param physicalTables the physical tables and their sizes, to plan ranges over
+   * @param physicalNames the physical tables' names, in the order of {@code physicalTables}
+   * @param rowFilter the publication's row filter as SQL, or null for none
+   * @param codecs the codecs of the schema's columns, in column order
+   */
   public record Source(
       ReplicatedTableSchema schema,
       List<CopyPlanner.TableSize> physicalTables,
       List<TableName> physicalNames,
-      String rowFilter,
+      @Nullable String rowFilter,
       List<ValueCodec> codecs) {}
 
   private final PipelineConfig config;
@@ -205,8 +215,9 @@ public final class TableCopier {
                 e.toString(),
                 e));
       } catch (Error e) {
-        if (!error.compareAndSet(null, e)) {
-          error.get().addSuppressed(e);
+        Error first = error.compareAndExchange(null, e);
+        if (first != null) {
+          first.addSuppressed(e);
         }
         LOG.error(
             "pipeline {}: copy thread {} of {} died",
@@ -252,7 +263,7 @@ public final class TableCopier {
       try {
         byte[] data;
         while ((data = out.readFromCopy()) != null) {
-          Object[] values = parser.parseRow(data, 0, data.length);
+          @Nullable Object[] values = parser.parseRow(data, 0, data.length);
           if (values == null) {
             continue;
           }
