@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.pgetl.error.ErrorKind;
@@ -215,7 +216,8 @@ public final class TypeRegistry {
     if (value instanceof PgArray a) {
       return PgText.formatArray(a, typeInfo(a.elementTypeOid()).delimiter());
     }
-    return PgText.format(value);
+    return Objects.requireNonNull(
+        PgText.format(value), "a value that is not SQL NULL has a text form");
   }
 
   // ------------------------------------------------------------------ building codecs
