@@ -27,6 +27,7 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -104,7 +105,8 @@ final class Binaries {
       return running.get();
     } catch (ExecutionException e) {
       INSTALLS.remove(version, running);
-      Throwable cause = e.getCause();
+      // a FutureTask's failure carries what its task threw
+      Throwable cause = Objects.requireNonNullElse(e.getCause(), e);
       if (cause instanceof TestkitException te) {
         throw te;
       }
@@ -360,6 +362,9 @@ final class Binaries {
     String base = repository.replaceAll("/+$", "");
     String url = base + "/" + artifactPath(version);
     Path dir = jar.getParent();
+    if (dir == null) {
+      throw new IllegalArgumentException("the jar must be a file in a folder, was " + jar);
+    }
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {

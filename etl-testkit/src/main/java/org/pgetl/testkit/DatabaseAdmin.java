@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Properties;
 import org.pgetl.model.TableName;
 
@@ -169,14 +170,16 @@ final class DatabaseAdmin {
         return dropped;
       }
     }
+    // the loop returns unless every attempt, the last one included, failed a drop
+    SQLException failure = Objects.requireNonNull(last, "the last attempt failed to drop a slot");
     throw new SQLException(
         "replication slots of database "
             + TableName.quoteIdentifier(name)
             + " stay active after "
             + SLOT_DROP_ATTEMPTS
             + " attempts to terminate their walsenders",
-        last.getSQLState(),
-        last);
+        failure.getSQLState(),
+        failure);
   }
 
   static String sqlState(SQLException e) {

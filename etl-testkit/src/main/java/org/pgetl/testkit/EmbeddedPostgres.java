@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,7 +102,8 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
   private volatile int port;
   private volatile long pid;
   private volatile int serverVersionNum;
-  private volatile String serverVersion;
+  // set by the connection check of the first start, before start() returns the server
+  private volatile @Nullable String serverVersion;
 
   private EmbeddedPostgres(
       PostgresVersion version,
@@ -189,7 +191,8 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
   /** {@inheritDoc} */
   @Override
   public String serverVersion() {
-    return serverVersion;
+    return Objects.requireNonNull(
+        serverVersion, "the server's version is read when it starts, before it is handed out");
   }
 
   /**
@@ -531,7 +534,8 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
     }
   }
 
-  private TestkitException startFailure(String what, Commands.Result result, String logText) {
+  private TestkitException startFailure(
+      String what, Commands.@Nullable Result result, String logText) {
     StringBuilder sb =
         new StringBuilder("cannot start embedded PostgreSQL ")
             .append(version)
@@ -975,10 +979,10 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
    * timeout, and no settings beyond the testkit's own.
    */
   public static final class Builder {
-    private PostgresVersion version;
+    private @Nullable PostgresVersion version;
     private String superuser = DEFAULT_SUPERUSER;
     private String password = DEFAULT_PASSWORD;
-    private String osUser;
+    private @Nullable String osUser;
     private Duration startupTimeout = DEFAULT_STARTUP_TIMEOUT;
     private final Map<String, String> settings = new LinkedHashMap<>();
 

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Objects;
 import java.util.Properties;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A PostgreSQL server the testkit did not start: one named by a JDBC URL, or a container.
@@ -24,7 +25,7 @@ final class ExternalPostgres implements PostgresServer {
   private final String password;
   private final String extraParameters;
   private int serverVersionNum;
-  private String serverVersion;
+  private @Nullable String serverVersion; // read by verify()
 
   private ExternalPostgres(
       String description,
@@ -176,7 +177,8 @@ final class ExternalPostgres implements PostgresServer {
 
   @Override
   public String serverVersion() {
-    return serverVersion;
+    return Objects.requireNonNull(
+        serverVersion, "verify() reads the version, and only verified servers are handed out");
   }
 
   @Override

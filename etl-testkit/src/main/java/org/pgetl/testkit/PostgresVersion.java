@@ -103,7 +103,8 @@ record PostgresVersion(String version) {
     if (fromEnv != null && !fromEnv.isBlank()) {
       return parseNamed(fromEnv, "environment variable " + ENV);
     }
-    return new PostgresVersion(KNOWN.get(DEFAULT_MAJOR));
+    return new PostgresVersion(
+        Objects.requireNonNull(KNOWN.get(DEFAULT_MAJOR), "KNOWN lists the default major"));
   }
 
   private static PostgresVersion parseNamed(String text, String source) {

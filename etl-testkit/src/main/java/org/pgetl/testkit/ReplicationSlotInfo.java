@@ -1,5 +1,7 @@
 package org.pgetl.testkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One row of {@code pg_replication_slots}, as a test sees it.
  *
@@ -11,14 +13,14 @@ package org.pgetl.testkit;
  * @param restartLsn {@code restart_lsn} as text (for example {@code 0/1A2B3C8}), or null
  * @param confirmedFlushLsn {@code confirmed_flush_lsn} as text, or null
  * @param walStatus {@code wal_status}: {@code reserved}, {@code extended}, {@code unreserved} or
- *     {@code lost}
+ *     {@code lost}; null when {@code restart_lsn} is null
  */
 public record ReplicationSlotInfo(
     String slotName,
-    String plugin,
+    @Nullable String plugin,
     String slotType,
     boolean active,
-    Integer activePid,
-    String restartLsn,
-    String confirmedFlushLsn,
-    String walStatus) {}
+    @Nullable Integer activePid,
+    @Nullable String restartLsn,
+    @Nullable String confirmedFlushLsn,
+    @Nullable String walStatus) {}

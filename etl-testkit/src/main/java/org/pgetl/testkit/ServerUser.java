@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The OS user that runs initdb, pg_ctl and postgres.
@@ -36,7 +37,7 @@ record ServerUser(String name, boolean switchUser) {
    * @param requested the unprivileged user asked for, or null for the default
    * @return the user
    */
-  static ServerUser resolve(String requested) {
+  static ServerUser resolve(@Nullable String requested) {
     if (!isRoot()) {
       return new ServerUser(System.getProperty("user.name"), false);
     }

@@ -2,10 +2,12 @@ package org.pgetl.testkit;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one server per JVM behind {@link EmbeddedPostgres#shared()}, chosen from the environment and
@@ -35,7 +37,7 @@ final class SharedServer {
    * @param url the external server's URL (for {@link Backend#EXTERNAL})
    * @param source the property or variable that made the choice, for messages
    */
-  record Choice(Backend backend, String url, String source) {}
+  record Choice(Backend backend, @Nullable String url, String source) {}
 
   /** Returns the shared server, starting it on first call; a failure is remembered. */
   static PostgresServer get() {
@@ -43,15 +45,19 @@ final class SharedServer {
     if (task == null) {
       FutureTask<PostgresServer> mine =
           new FutureTask<>(() -> start(choose(System.getProperties(), System.getenv())));
-      if (SERVER.compareAndSet(null, mine)) {
+      FutureTask<PostgresServer> other = SERVER.compareAndExchange(null, mine);
+      if (other == null) {
         mine.run();
+        task = mine;
+      } else {
+        task = other;
       }
-      task = SERVER.get();
     }
     try {
       return task.get();
     } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
+      // a FutureTask's failure carries what its task threw
+      Throwable cause = Objects.requireNonNullElse(e.getCause(), e);
       throw new TestkitException(
           "the shared test PostgreSQL server is not available: " + cause.getMessage(), cause);
     } catch (InterruptedException e) {
@@ -95,7 +101,11 @@ final class SharedServer {
 
   private static PostgresServer start(Choice choice) {
     return switch (choice.backend()) {
-      case EXTERNAL -> ExternalPostgres.fromUrl(choice.url(), choice.source()).verify();
+      case EXTERNAL ->
+          ExternalPostgres.fromUrl(
+                  Objects.requireNonNull(choice.url(), "an external choice carries its URL"),
+                  choice.source())
+              .verify();
       case TESTCONTAINERS ->
           TestcontainersBackend.start(
               PostgresVersion.selected(System.getProperties(), System.getenv()));
@@ -103,7 +113,7 @@ final class SharedServer {
     };
   }
 
-  private static String firstNonBlank(String a, String b) {
+  private static @Nullable String firstNonBlank(@Nullable String a, @Nullable String b) {
     if (a != null && !a.isBlank()) {
       return a;
     }

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A database of its own for one test class, on a test server: its coordinates, connections and
@@ -158,11 +159,11 @@ public final class TestDatabase {
    * Runs a query that returns one number, for example {@code SELECT count(*) FROM t}.
    *
    * @param sql the query; {@code ?} placeholders take the parameters
-   * @param params the parameters
+   * @param params the parameters; a null one is SQL NULL
    * @return the first column of the only row
    * @throws TestkitException when the query fails or returns no row or NULL
    */
-  public long queryLong(String sql, Object... params) {
+  public long queryLong(String sql, @Nullable Object... params) {
     String value = queryString(sql, params);
     if (value == null) {
       throw new TestkitException("query returned NULL: " + sql);
@@ -178,12 +179,12 @@ public final class TestDatabase {
    * Runs a query that returns one value, as text.
    *
    * @param sql the query; {@code ?} placeholders take the parameters
-   * @param params the parameters
+   * @param params the parameters; a null one is SQL NULL
    * @return the first column of the only row, as PostgreSQL writes it as text; null for NULL
    * @throws TestkitException when the query fails or returns no row or more than one
    */
-  public String queryString(String sql, Object... params) {
-    List<List<String>> rows = queryRows(sql, params);
+  public @Nullable String queryString(String sql, @Nullable Object... params) {
+    List<List<@Nullable String>> rows = queryRows(sql, params);
     if (rows.size() != 1) {
       throw new TestkitException("query returned " + rows.size() + " rows, expected 1: " + sql);
     }
@@ -194,11 +195,11 @@ public final class TestDatabase {
    * Runs a query and returns all rows, each value as text (null for NULL).
    *
    * @param sql the query; {@code ?} placeholders take the parameters
-   * @param params the parameters
+   * @param params the parameters; a null one is SQL NULL
    * @return the rows in the order returned, each a list of column values
    * @throws TestkitException when the query fails
    */
-  public List<List<String>> queryRows(String sql, Object... params) {
+  public List<List<@Nullable String>> queryRows(String sql, @Nullable Object... params) {
     try (Connection c = connect();
         PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < params.length; i++) {
@@ -207,9 +208,9 @@ public final class TestDatabase {
       try (ResultSet rs = ps.executeQuery()) {
         ResultSetMetaData md = rs.getMetaData();
         int n = md.getColumnCount();
-        List<List<String>> rows = new ArrayList<>();
+        List<List<@Nullable String>> rows = new ArrayList<>();
         while (rs.next()) {
-          List<String> row = new ArrayList<>(n);
+          List<@Nullable String> row = new ArrayList<>(n);
           for (int i = 1; i <= n; i++) {
             row.add(rs.getString(i));
           }

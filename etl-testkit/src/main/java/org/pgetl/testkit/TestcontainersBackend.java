@@ -3,6 +3,8 @@ package org.pgetl.testkit;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Starts a {@code postgres} container through Testcontainers, loaded by reflection so that
@@ -31,7 +33,7 @@ final class TestcontainersBackend {
     Class<?> containerClass =
         CONTAINER_CLASSES.stream()
             .map(name -> load(loader, name))
-            .filter(java.util.Objects::nonNull)
+            .filter(Objects::nonNull)
             .findFirst()
             .orElse(null);
     Class<?> factoryClass = load(loader, FACTORY_CLASS);
@@ -87,16 +89,17 @@ final class TestcontainersBackend {
               password)
           .verify();
     } catch (InvocationTargetException e) {
+      // what the reflected call threw; the wrapper itself when there is none
+      Throwable cause = Objects.requireNonNullElse(e.getCause(), e);
       throw new TestkitException(
-          "Testcontainers could not start postgres:" + version.major() + ": " + e.getCause(),
-          e.getCause());
+          "Testcontainers could not start postgres:" + version.major() + ": " + cause, cause);
     } catch (ReflectiveOperationException | ClassCastException e) {
       throw new TestkitException(
           "this Testcontainers version is not supported by the pgetl testkit: " + e, e);
     }
   }
 
-  private static Class<?> load(ClassLoader loader, String name) {
+  private static @Nullable Class<?> load(ClassLoader loader, String name) {
     try {
       return Class.forName(name, false, loader);
     } catch (ClassNotFoundException | LinkageError e) {

@@ -6,4 +6,7 @@
  * org.pgetl.testkit.PostgresServer} is what both hand out, also for an external server named by
  * {@code PGETL_TEST_DATABASE_URL}.
  */
+@NullMarked
 package org.pgetl.testkit;
+
+import org.jspecify.annotations.NullMarked;

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.StreamId;
@@ -35,18 +36,19 @@ public record DestinationCall(
     long sequence,
     DestinationOperation operation,
     String threadName,
-    ReplicatedTableSchema table,
-    TableCopyWrite write,
+    @Nullable ReplicatedTableSchema table,
+    @Nullable TableCopyWrite write,
     List<Event> events,
-    WriteDurability durability,
-    StreamId stream,
-    UUID attemptId,
-    AsyncResult result) {
+    @Nullable WriteDurability durability,
+    @Nullable StreamId stream,
+    @Nullable UUID attemptId,
+    @Nullable AsyncResult result) {
 
   /** Validates the components and copies the event list. */
   public DestinationCall {
     Objects.requireNonNull(operation, "operation");
     Objects.requireNonNull(threadName, "threadName");
+    // a caller whose nulls are not checked may pass null for a call without events: read as none
     events = events == null ? List.of() : List.copyOf(events);
   }
 
@@ -64,7 +66,7 @@ public record DestinationCall(
    *
    * @return the id, or null when this call is not a {@link DestinationOperation#WRITE_TABLE_ROWS}
    */
-  public TableCopyBatchId batchId() {
+  public @Nullable TableCopyBatchId batchId() {
     return write instanceof TableCopyWrite.Batch b ? b.id() : null;
   }
 

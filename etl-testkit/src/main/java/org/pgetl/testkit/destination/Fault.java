@@ -3,10 +3,12 @@ package org.pgetl.testkit.destination;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.EtlException;
 
 /**
@@ -20,10 +22,10 @@ public final class Fault {
   private final Condition hit;
   private final DestinationOperation operation;
   private final FaultAction action;
-  private final Predicate<? super DestinationCall> predicate;
-  private final Supplier<EtlException> errors;
-  private final Supplier<? extends Throwable> thrown;
-  private final Duration delay;
+  private final @Nullable Predicate<? super DestinationCall> predicate; // null: every call
+  private final @Nullable Supplier<EtlException> errors; // REJECT, FAIL, FAIL_AFTER_WRITE only
+  private final @Nullable Supplier<? extends Throwable> thrown; // THROW only
+  private final @Nullable Duration delay; // DELAY only
 
   // guarded by lock
   private int remaining; // -1: every matching call
@@ -36,11 +38,11 @@ public final class Fault {
       ReentrantLock lock,
       DestinationOperation operation,
       FaultAction action,
-      Predicate<? super DestinationCall> predicate,
+      @Nullable Predicate<? super DestinationCall> predicate,
       int times,
-      Supplier<EtlException> errors,
-      Supplier<? extends Throwable> thrown,
-      Duration delay) {
+      @Nullable Supplier<EtlException> errors,
+      @Nullable Supplier<? extends Throwable> thrown,
+      @Nullable Duration delay) {
     this.lock = lock;
     this.hit = lock.newCondition();
     this.operation = operation;
@@ -90,16 +92,17 @@ public final class Fault {
 
   /** Returns the exception to throw or answer for one hit. */
   EtlException error() {
-    return errors.get();
+    return Objects.requireNonNull(errors, "only faults that fail or reject are asked for an error")
+        .get();
   }
 
   Duration delay() {
-    return delay;
+    return Objects.requireNonNull(delay, "only a DELAY fault is asked for its delay");
   }
 
   /** Throws what a {@link FaultAction#THROW} fault throws (checked exceptions wrapped). */
   RuntimeException throwIt() {
-    Throwable t = thrown.get();
+    Throwable t = Objects.requireNonNull(thrown, "only a THROW fault throws").get();
     if (t instanceof Error e) {
       throw e;
     }

@@ -15,6 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.Destination;
@@ -158,14 +159,14 @@ public final class FaultyDestination implements Destination {
 
   @Override
   public void startup(DestinationContext context) {
-    DestinationCall call = call(DestinationOperation.STARTUP, null, null, null, null, null, null);
+    DestinationCall call = call(DestinationOperation.STARTUP, null, null, null, null);
     fireWithoutResult(select(call), call, () -> delegate.startup(context));
   }
 
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
     DestinationCall call =
-        call(DestinationOperation.DROP_TABLE_FOR_COPY, table, null, null, null, attemptId, result);
+        call(DestinationOperation.DROP_TABLE_FOR_COPY, table, null, attemptId, result);
     fire(select(call), call, result, r -> delegate.dropTableForCopy(table, attemptId, r));
   }
 
@@ -176,7 +177,7 @@ public final class FaultyDestination implements Destination {
         write instanceof TableCopyWrite.Batch
             ? DestinationOperation.WRITE_TABLE_ROWS
             : DestinationOperation.FINISH;
-    DestinationCall call = call(op, table, write, null, null, null, result);
+    DestinationCall call = call(op, table, write, null, result);
     fire(select(call), call, result, r -> delegate.writeTableRows(table, write, r));
   }
 
@@ -200,34 +201,33 @@ public final class FaultyDestination implements Destination {
 
   @Override
   public void shutdown() {
-    DestinationCall call = call(DestinationOperation.SHUTDOWN, null, null, null, null, null, null);
+    DestinationCall call = call(DestinationOperation.SHUTDOWN, null, null, null, null);
     fireWithoutResult(select(call), call, delegate::shutdown);
   }
 
   // ---------------------------------------------------------------- internals
 
+  /** A call without events: every operation but {@code writeEvents}. */
   private DestinationCall call(
       DestinationOperation op,
-      ReplicatedTableSchema table,
-      TableCopyWrite write,
-      List<Event> events,
-      WriteDurability durability,
-      UUID attemptId,
-      AsyncResult result) {
+      @Nullable ReplicatedTableSchema table,
+      @Nullable TableCopyWrite write,
+      @Nullable UUID attemptId,
+      @Nullable AsyncResult result) {
     return new DestinationCall(
         sequence.getAndIncrement(),
         op,
         Thread.currentThread().getName(),
         table,
         write,
-        events,
-        durability,
+        List.of(),
+        null,
         null,
         attemptId,
         result);
   }
 
-  private Fault select(DestinationCall call) {
+  private @Nullable Fault select(DestinationCall call) {
     lock.lock();
     try {
       for (Iterator<Fault> it = faults.iterator(); it.hasNext(); ) {
@@ -246,7 +246,7 @@ public final class FaultyDestination implements Destination {
   }
 
   private void fire(
-      Fault f, DestinationCall call, AsyncResult result, Consumer<AsyncResult> invoke) {
+      @Nullable Fault f, DestinationCall call, AsyncResult result, Consumer<AsyncResult> invoke) {
     if (f == null) {
       invoke.accept(result);
       return;
@@ -327,7 +327,7 @@ public final class FaultyDestination implements Destination {
     }
   }
 
-  private void fireWithoutResult(Fault f, DestinationCall call, Runnable invoke) {
+  private void fireWithoutResult(@Nullable Fault f, DestinationCall call, Runnable invoke) {
     if (f == null) {
       invoke.run();
       return;
@@ -362,7 +362,7 @@ public final class FaultyDestination implements Destination {
             || release.kind() == Outcome.Kind.ACCEPTED) {
           invoke.run();
         } else if (release.kind() == Outcome.Kind.FAILED) {
-          throw release.error();
+          throw Objects.requireNonNull(release.error(), "a FAILED outcome carries its error");
         }
         // SHUTDOWN: return without delegating
       }
@@ -383,7 +383,7 @@ public final class FaultyDestination implements Destination {
   public final class FaultBuilder {
     private final DestinationOperation operation;
     private int times = 1;
-    private Predicate<? super DestinationCall> predicate;
+    private @Nullable Predicate<? super DestinationCall> predicate; // null: every call
 
     private FaultBuilder(DestinationOperation operation) {
       this.operation = operation;
@@ -570,15 +570,16 @@ public final class FaultyDestination implements Destination {
               "armed on a FaultyDestination by a test");
     }
 
-    private Fault arm(FaultAction action, Supplier<EtlException> error, Duration delay) {
+    private Fault arm(
+        FaultAction action, @Nullable Supplier<EtlException> error, @Nullable Duration delay) {
       return arm(action, error, null, delay);
     }
 
     private Fault arm(
         FaultAction action,
-        Supplier<EtlException> error,
-        Supplier<? extends Throwable> thrown,
-        Duration delay) {
+        @Nullable Supplier<EtlException> error,
+        @Nullable Supplier<? extends Throwable> thrown,
+        @Nullable Duration delay) {
       if (!operation.hasResult() && !action.appliesWithoutResult()) {
         throw new IllegalArgumentException(action + " needs a result; " + operation + " has none");
       }

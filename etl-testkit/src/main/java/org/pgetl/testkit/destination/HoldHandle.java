@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.error.ErrorKind;
@@ -27,20 +28,23 @@ public final class HoldHandle {
   private final Condition stateChanged = lock.newCondition();
   private final DestinationOperation operation;
 
-  // guarded by lock
-  private DestinationCall call;
-  private AsyncResult result;
-  private AsyncResult delegateResult;
+  // guarded by lock; call, result and delegateResult are null until reached, and the two results
+  // stay null for startup and shutdown
+  private @Nullable DestinationCall call;
+  private @Nullable AsyncResult result;
+  private @Nullable AsyncResult delegateResult;
   private boolean reached;
   private boolean released;
-  private Outcome releasedWith; // null with released == true: forward the delegate's answer
+  // null with released == true: forward the delegate's answer
+  private @Nullable Outcome releasedWith;
 
   HoldHandle(DestinationOperation operation) {
     this.operation = operation;
   }
 
   /** Marks the call reached; for calls with a result, after the delegate got the call. */
-  void reach(DestinationCall call, AsyncResult result, AsyncResult delegateResult) {
+  void reach(
+      DestinationCall call, @Nullable AsyncResult result, @Nullable AsyncResult delegateResult) {
     lock.lock();
     try {
       this.call = call;
@@ -58,7 +62,7 @@ public final class HoldHandle {
    *
    * @return the release: null to let the call through, or the outcome given
    */
-  Outcome awaitRelease() {
+  @Nullable Outcome awaitRelease() {
     lock.lock();
     try {
       while (!released) {
@@ -145,7 +149,7 @@ public final class HoldHandle {
    *
    * @return the call, or null before it is reached
    */
-  public DestinationCall call() {
+  public @Nullable DestinationCall call() {
     lock.lock();
     try {
       return call;
@@ -159,7 +163,7 @@ public final class HoldHandle {
    *
    * @return the result, or null before the call is reached and for startup and shutdown
    */
-  public AsyncResult result() {
+  public @Nullable AsyncResult result() {
     lock.lock();
     try {
       return result;
@@ -173,7 +177,7 @@ public final class HoldHandle {
    *
    * @return the delegate's result, or null before the call is reached and for startup and shutdown
    */
-  public AsyncResult delegateResult() {
+  public @Nullable AsyncResult delegateResult() {
     lock.lock();
     try {
       return delegateResult;

@@ -19,6 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.Destination;
@@ -107,7 +108,7 @@ public final class RecordingDestination implements Destination {
   public static final class Builder {
     private String name = "recording";
     private Answering answering = Answering.DURABLE;
-    private Executor answerExecutor;
+    private @Nullable Executor answerExecutor;
     private boolean deduplicate = true;
 
     private Builder() {}
@@ -140,7 +141,7 @@ public final class RecordingDestination implements Destination {
      * @param executor the executor, or null to answer on the calling thread (the default)
      * @return this builder
      */
-    public Builder answerExecutor(Executor executor) {
+    public Builder answerExecutor(@Nullable Executor executor) {
       this.answerExecutor = executor;
       return this;
     }
@@ -171,7 +172,7 @@ public final class RecordingDestination implements Destination {
   private final Condition changed = lock.newCondition();
 
   private volatile Answering answering;
-  private volatile Executor answerExecutor;
+  private volatile @Nullable Executor answerExecutor;
   private volatile boolean deduplicate;
 
   // guarded by lock
@@ -191,11 +192,12 @@ public final class RecordingDestination implements Destination {
   private final Set<TableCopyBatchId> batchIds = new LinkedHashSet<>();
   private final List<String> violations = new ArrayList<>();
   private final List<String> anomalies = new ArrayList<>();
-  private EventSequenceKey receivedKey;
-  private Lsn receivedCommitEnd;
-  private EventSequenceKey durableKey;
-  private Lsn durableCommitEnd;
-  private DestinationCall lastDurable;
+  // null until the first event, commit or durable answer
+  private @Nullable EventSequenceKey receivedKey;
+  private @Nullable Lsn receivedCommitEnd;
+  private @Nullable EventSequenceKey durableKey;
+  private @Nullable Lsn durableCommitEnd;
+  private @Nullable DestinationCall lastDurable;
 
   private RecordingDestination(Builder b) {
     this.name = b.name;
@@ -235,7 +237,7 @@ public final class RecordingDestination implements Destination {
   public void startup(DestinationContext context) {
     lock.lock();
     try {
-      record(DestinationOperation.STARTUP, null, null, null, null, null, null, null);
+      record(DestinationOperation.STARTUP, null, null, null, null);
       startups++;
       if (running) {
         violation("startup called again without shutdown in between");
@@ -260,15 +262,7 @@ public final class RecordingDestination implements Destination {
     lock.lock();
     try {
       DestinationCall call =
-          record(
-              DestinationOperation.DROP_TABLE_FOR_COPY,
-              table,
-              null,
-              null,
-              null,
-              null,
-              attemptId,
-              result);
+          record(DestinationOperation.DROP_TABLE_FOR_COPY, table, null, attemptId, result);
       checkRunning(call);
       TableContents t = table(table);
       t.drops++;
@@ -300,21 +294,12 @@ public final class RecordingDestination implements Destination {
       TableContents t = table(table);
       if (write instanceof TableCopyWrite.Batch batch) {
         DestinationCall call =
-            record(
-                DestinationOperation.WRITE_TABLE_ROWS,
-                table,
-                write,
-                null,
-                null,
-                null,
-                null,
-                result);
+            record(DestinationOperation.WRITE_TABLE_ROWS, table, write, null, result);
         checkRunning(call);
         copyBatch(t, table, batch);
         outcome = decide(DestinationOperation.WRITE_TABLE_ROWS, null, call);
       } else {
-        DestinationCall call =
-            record(DestinationOperation.FINISH, table, write, null, null, null, null, result);
+        DestinationCall call = record(DestinationOperation.FINISH, table, write, null, result);
         checkRunning(call);
         t.finishes++;
         TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
@@ -361,21 +346,25 @@ public final class RecordingDestination implements Destination {
     try {
       DestinationCall call =
           record(
-              DestinationOperation.WRITE_EVENTS,
-              null,
-              null,
-              events,
-              durability,
-              stream,
-              null,
-              result);
+              new DestinationCall(
+                  sequence++,
+                  DestinationOperation.WRITE_EVENTS,
+                  Thread.currentThread().getName(),
+                  null,
+                  null,
+                  events,
+                  durability,
+                  stream,
+                  null,
+                  result));
       checkRunning(call);
       if (events.isEmpty() && durability == WriteDurability.MAY_DEFER) {
         violation("empty writeEvents with MAY_DEFER (only REQUIRE_DURABLE may be empty)");
       }
-      TableContents own = stream.table() == null ? null : tables.get(stream.table());
+      TableId streamTable = stream.table(); // null for the apply stream
+      TableContents own = streamTable == null ? null : tables.get(streamTable);
       boolean stale =
-          own != null && own.dropped && !stream.copyAttempt().equals(own.currentAttempt);
+          own != null && own.dropped && !Objects.equals(stream.copyAttempt(), own.currentAttempt);
       if (stale) {
         // the catch-up stream of an attempt that a later dropTableForCopy abandoned
         staleWrites.add(call);
@@ -404,7 +393,7 @@ public final class RecordingDestination implements Destination {
   public void shutdown() {
     lock.lock();
     try {
-      record(DestinationOperation.SHUTDOWN, null, null, null, null, null, null, null);
+      record(DestinationOperation.SHUTDOWN, null, null, null, null);
       shutdowns++;
       if (!running) {
         violation("shutdown called without a startup before it (or twice)");
@@ -441,7 +430,7 @@ public final class RecordingDestination implements Destination {
    *
    * @param executor the executor, or null to answer on the calling thread
    */
-  public void setAnswerExecutor(Executor executor) {
+  public void setAnswerExecutor(@Nullable Executor executor) {
     this.answerExecutor = executor;
   }
 
@@ -486,7 +475,7 @@ public final class RecordingDestination implements Destination {
    * @param table the table's name (its latest name, when it was renamed)
    * @return the rows; empty for a table the destination never saw
    */
-  public List<List<Object>> rows(TableName table) {
+  public List<List<@Nullable Object>> rows(TableName table) {
     lock.lock();
     try {
       TableId id = ids.get(table);
@@ -502,7 +491,7 @@ public final class RecordingDestination implements Destination {
    * @param table the table's id
    * @return the rows; empty for a table the destination never saw
    */
-  public List<List<Object>> rows(TableId table) {
+  public List<List<@Nullable Object>> rows(TableId table) {
     lock.lock();
     try {
       TableContents t = tables.get(table);
@@ -882,11 +871,13 @@ public final class RecordingDestination implements Destination {
    * @return the rows that satisfied the predicate
    * @throws AssertionError when the timeout passes first (the message gives the row count)
    */
-  public List<List<Object>> awaitRows(
-      TableName table, Predicate<? super List<List<Object>>> predicate, Duration timeout) {
+  public List<List<@Nullable Object>> awaitRows(
+      TableName table,
+      Predicate<? super List<List<@Nullable Object>>> predicate,
+      Duration timeout) {
     return awaitValue(
         () -> {
-          List<List<Object>> rows = rows(table);
+          List<List<@Nullable Object>> rows = rows(table);
           return predicate.test(rows) ? rows : null;
         },
         timeout,
@@ -910,11 +901,11 @@ public final class RecordingDestination implements Destination {
    * @return the rows that satisfied the predicate
    * @throws AssertionError when the timeout passes first
    */
-  public List<List<Object>> awaitRows(
-      TableId table, Predicate<? super List<List<Object>>> predicate, Duration timeout) {
+  public List<List<@Nullable Object>> awaitRows(
+      TableId table, Predicate<? super List<List<@Nullable Object>>> predicate, Duration timeout) {
     return awaitValue(
         () -> {
-          List<List<Object>> rows = rows(table);
+          List<List<@Nullable Object>> rows = rows(table);
           return predicate.test(rows) ? rows : null;
         },
         timeout,
@@ -930,12 +921,12 @@ public final class RecordingDestination implements Destination {
    * @return the rows
    * @throws AssertionError when the timeout passes first (the message shows both sides)
    */
-  public List<List<Object>> awaitRowsEqual(
+  public List<List<@Nullable Object>> awaitRowsEqual(
       TableName table, List<? extends List<?>> expected, Duration timeout) {
-    List<List<Object>> want = Rows.sorted(expected);
+    List<List<@Nullable Object>> want = Rows.sorted(expected);
     return awaitValue(
         () -> {
-          List<List<Object>> rows = rows(table);
+          List<List<@Nullable Object>> rows = rows(table);
           return rows.equals(want) ? rows : null;
         },
         timeout,
@@ -991,12 +982,14 @@ public final class RecordingDestination implements Destination {
         () -> "condition not met within " + timeout);
   }
 
-  private <T> T awaitValue(Supplier<T> probe, Duration timeout, Supplier<String> failure) {
+  /** Waits until the probe gives a value; null from the probe means not yet. */
+  private <T> T awaitValue(
+      Supplier<@Nullable T> probe, Duration timeout, Supplier<String> failure) {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
       while (true) {
-        T value = probe.get();
+        @Nullable T value = probe.get();
         if (value != null) {
           return value;
         }
@@ -1016,27 +1009,28 @@ public final class RecordingDestination implements Destination {
 
   // ---------------------------------------------------------------- internals (under lock)
 
+  /** Records a call without events: every operation but {@code writeEvents}. */
   private DestinationCall record(
       DestinationOperation op,
-      ReplicatedTableSchema table,
-      TableCopyWrite write,
-      List<Event> events,
-      WriteDurability durability,
-      StreamId stream,
-      UUID attemptId,
-      AsyncResult result) {
-    DestinationCall call =
+      @Nullable ReplicatedTableSchema table,
+      @Nullable TableCopyWrite write,
+      @Nullable UUID attemptId,
+      @Nullable AsyncResult result) {
+    return record(
         new DestinationCall(
             sequence++,
             op,
             Thread.currentThread().getName(),
             table,
             write,
-            events,
-            durability,
-            stream,
+            List.of(),
+            null,
+            null,
             attemptId,
-            result);
+            result));
+  }
+
+  private DestinationCall record(DestinationCall call) {
     calls.add(call);
     return call;
   }
@@ -1064,7 +1058,7 @@ public final class RecordingDestination implements Destination {
   }
 
   private Outcome decide(
-      DestinationOperation op, WriteDurability durability, DestinationCall call) {
+      DestinationOperation op, @Nullable WriteDurability durability, DestinationCall call) {
     Outcome outcome;
     if (answering == Answering.DURABLE) {
       outcome = Outcome.DURABLE;
@@ -1180,29 +1174,35 @@ public final class RecordingDestination implements Destination {
       }
       case INSERT -> {
         Event.Insert ins = (Event.Insert) e;
-        TableContents t = prepare(e);
+        TableContents t = prepare(e, ins.table());
         if (t != null && width(ins.table(), ins.row().size(), "insert at " + e.sequenceKey())) {
           t.insert(ins.row().values().toArray());
         }
       }
       case UPDATE -> {
-        TableContents t = prepare(e);
+        Event.Update u = (Event.Update) e;
+        TableContents t = prepare(e, u.table());
         if (t != null) {
-          update(t, (Event.Update) e);
+          update(t, u);
         }
       }
       case DELETE -> {
-        TableContents t = prepare(e);
+        Event.Delete d = (Event.Delete) e;
+        TableContents t = prepare(e, d.table());
         if (t != null) {
-          delete(t, (Event.Delete) e);
+          delete(t, d);
         }
       }
     }
   }
 
-  /** Returns the table of a change, adopting its schema, or null when the change is skipped. */
-  private TableContents prepare(Event e) {
-    ReplicatedTableSchema s = e.table();
+  /**
+   * Returns the table of a change, adopting its schema, or null when the change is skipped.
+   *
+   * @param s the change's table ({@code e.table()}, read from the change's own type, where it is
+   *     never null)
+   */
+  private @Nullable TableContents prepare(Event e, ReplicatedTableSchema s) {
     TableContents t = table(s);
     if (isDuplicate(t, e, false) && deduplicate) {
       return null;
@@ -1232,7 +1232,7 @@ public final class RecordingDestination implements Destination {
       width(s, u.row().columnCount(), where);
       return;
     }
-    List<Object> oldKey;
+    List<@Nullable Object> oldKey;
     OldRow old = u.oldRow();
     if (old instanceof OldRow.Key k) {
       if (!t.keyed()) {
@@ -1287,7 +1287,7 @@ public final class RecordingDestination implements Destination {
   private void delete(TableContents t, Event.Delete d) {
     ReplicatedTableSchema s = d.table();
     String where = "delete from " + s.name() + " at " + d.sequenceKey();
-    List<Object> key;
+    List<@Nullable Object> key;
     if (d.oldRow() instanceof OldRow.Key k) {
       if (!t.keyed()) {
         anomaly(where + " carries a key old row, but the table has no identity key");

@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.RandomAccess;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.TableRow;
 
@@ -33,7 +34,7 @@ public final class Rows {
    * @param values the values in column order
    * @return the row
    */
-  public static List<Object> row(Object... values) {
+  public static List<@Nullable Object> row(@Nullable Object... values) {
     return new Row(values.clone());
   }
 
@@ -43,7 +44,7 @@ public final class Rows {
    * @param values the values in column order
    * @return the row
    */
-  public static List<Object> copyOf(List<?> values) {
+  public static List<@Nullable Object> copyOf(List<?> values) {
     if (values instanceof Row r) {
       return r;
     }
@@ -56,7 +57,7 @@ public final class Rows {
    * @param row the table row
    * @return its values as a row
    */
-  public static List<Object> of(TableRow row) {
+  public static List<@Nullable Object> of(TableRow row) {
     return new Row(row.values().toArray());
   }
 
@@ -67,8 +68,8 @@ public final class Rows {
    * @param rows the rows, in any order
    * @return the sorted rows
    */
-  public static List<List<Object>> sorted(Collection<? extends List<?>> rows) {
-    List<List<Object>> out = new ArrayList<>(rows.size());
+  public static List<List<@Nullable Object>> sorted(Collection<? extends List<?>> rows) {
+    List<List<@Nullable Object>> out = new ArrayList<>(rows.size());
     for (List<?> r : rows) {
       out.add(copyOf(r));
     }
@@ -97,7 +98,7 @@ public final class Rows {
    * @param b another value, or null
    * @return whether they are equal
    */
-  public static boolean valueEquals(Object a, Object b) {
+  public static boolean valueEquals(@Nullable Object a, @Nullable Object b) {
     if (a == b) {
       return true;
     }
@@ -133,7 +134,7 @@ public final class Rows {
    * @param v a value, or null
    * @return the hash code
    */
-  public static int valueHash(Object v) {
+  public static int valueHash(@Nullable Object v) {
     if (v == null) {
       return 0;
     }
@@ -165,7 +166,7 @@ public final class Rows {
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  static int compareValues(Object a, Object b) {
+  static int compareValues(@Nullable Object a, @Nullable Object b) {
     if (a == b) {
       return 0;
     }
@@ -190,15 +191,15 @@ public final class Rows {
   }
 
   /** A row: an immutable list with deep value equality. */
-  private static final class Row extends AbstractList<Object> implements RandomAccess {
-    private final Object[] values;
+  private static final class Row extends AbstractList<@Nullable Object> implements RandomAccess {
+    private final @Nullable Object[] values;
 
-    Row(Object[] values) {
+    Row(@Nullable Object[] values) {
       this.values = values;
     }
 
     @Override
-    public Object get(int index) {
+    public @Nullable Object get(int index) {
       return values[index];
     }
 
@@ -208,7 +209,7 @@ public final class Rows {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
       if (o == this) {
         return true;
       }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
@@ -62,7 +63,7 @@ public final class SchemaBuilder {
   private TableName name;
   private final List<ColumnSchema> columns = new ArrayList<>();
   private final List<String> keyColumns = new ArrayList<>();
-  private IdentityKind identity;
+  private @Nullable IdentityKind identity; // null: from the key columns
   private List<String> identityColumns = List.of();
   private Lsn snapshotLsn = Lsn.ZERO;
   private int nextAttnum = 1;

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.PgArray;
 import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
@@ -120,7 +121,7 @@ public final class SourceTables {
    * @return the rows, each a list of values in column order
    * @throws TestkitException when the query fails or a value cannot be converted
    */
-  public static List<List<Object>> read(TestDatabase db, TableName table) {
+  public static List<List<@Nullable Object>> read(TestDatabase db, TableName table) {
     try (Connection c = db.connect()) {
       return read(c, table);
     } catch (SQLException e) {
@@ -136,7 +137,7 @@ public final class SourceTables {
    * @return the rows, each a list of values in column order
    * @throws TestkitException when the query fails or a value cannot be converted
    */
-  public static List<List<Object>> read(Connection connection, TableName table) {
+  public static List<List<@Nullable Object>> read(Connection connection, TableName table) {
     return Rows.sorted(query(connection, "SELECT * FROM " + table.quoted()));
   }
 
@@ -150,7 +151,7 @@ public final class SourceTables {
    * @return the rows, each a list of the values of {@code columns}
    * @throws TestkitException when the query fails or a value cannot be converted
    */
-  public static List<List<Object>> read(
+  public static List<List<@Nullable Object>> read(
       Connection connection, TableName table, List<String> columns) {
     if (columns.isEmpty()) {
       throw new IllegalArgumentException("columns must not be empty");
@@ -172,7 +173,8 @@ public final class SourceTables {
    * @return the rows
    * @throws TestkitException when the query fails or a value cannot be converted
    */
-  public static List<List<Object>> query(Connection connection, String sql, Object... params) {
+  public static List<List<@Nullable Object>> query(
+      Connection connection, String sql, @Nullable Object... params) {
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       for (int i = 0; i < params.length; i++) {
         ps.setObject(i + 1, params[i]);
@@ -184,9 +186,9 @@ public final class SourceTables {
         for (int i = 0; i < n; i++) {
           types[i] = md.getColumnTypeName(i + 1);
         }
-        List<List<Object>> rows = new ArrayList<>();
+        List<List<@Nullable Object>> rows = new ArrayList<>();
         while (rs.next()) {
-          Object[] values = new Object[n];
+          @Nullable Object[] values = new Object[n];
           for (int i = 0; i < n; i++) {
             values[i] = value(rs, i + 1, types[i]);
           }
@@ -210,7 +212,8 @@ public final class SourceTables {
    * @throws SQLException when reading fails
    * @throws TestkitException for an array of more than one dimension or with explicit bounds
    */
-  public static Object value(ResultSet rs, int column, String typeName) throws SQLException {
+  public static @Nullable Object value(ResultSet rs, int column, String typeName)
+      throws SQLException {
     switch (typeName) {
       case "int2" -> {
         short v = rs.getShort(column);
@@ -305,7 +308,8 @@ public final class SourceTables {
     }
   }
 
-  private static Object array(ResultSet rs, int column, String elementType) throws SQLException {
+  private static @Nullable Object array(ResultSet rs, int column, String elementType)
+      throws SQLException {
     String text = rs.getString(column);
     if (text == null) {
       return null;
@@ -323,7 +327,7 @@ public final class SourceTables {
       oid = elementOid(rs.getStatement().getConnection(), elementType);
     }
     Array array = rs.getArray(column);
-    List<Object> elements = new ArrayList<>();
+    List<@Nullable Object> elements = new ArrayList<>();
     try (ResultSet er = array.getResultSet()) {
       while (er.next()) {
         elements.add(value(er, 2, elementType));

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.EventSequenceKey;
@@ -38,16 +39,19 @@ final class TableContents {
   final TableId id;
 
   /** The layout of the stored rows; null until the table's first write. */
-  ReplicatedTableSchema schema;
+  @Nullable ReplicatedTableSchema schema;
 
   /** The sequence key of the event that set {@link #schema}, or null when a copy or drop did. */
-  EventSequenceKey schemaKey;
+  @Nullable EventSequenceKey schemaKey;
 
-  /** The greatest sequence key of an event applied to the table since its last drop. */
-  EventSequenceKey appliedKey;
+  /**
+   * The greatest sequence key of an event applied to the table since its last drop; null when none
+   * was.
+   */
+  @Nullable EventSequenceKey appliedKey;
 
-  /** The copy attempt whose batches arrive now; null before the first batch after a drop. */
-  UUID currentAttempt;
+  /** The copy attempt the last drop named; null before the first drop. */
+  @Nullable UUID currentAttempt;
 
   /** Whether dropTableForCopy was called at least once. */
   boolean dropped;
@@ -58,28 +62,29 @@ final class TableContents {
   int drops;
   int finishes;
 
-  private final Map<List<Object>, Entry> rows = new LinkedHashMap<>();
+  private final Map<List<@Nullable Object>, Entry> rows = new LinkedHashMap<>();
 
   TableContents(TableId id) {
     this.id = id;
   }
 
   boolean keyed() {
-    return keyed(schema);
+    ReplicatedTableSchema s = schema;
+    return s != null && keyed(s);
   }
 
   private static boolean keyed(ReplicatedTableSchema s) {
-    return s != null
-        && (s.identity() == IdentityKind.PRIMARY_KEY || s.identity() == IdentityKind.INDEX)
+    return (s.identity() == IdentityKind.PRIMARY_KEY || s.identity() == IdentityKind.INDEX)
         && s.identityColumnIndexes().length > 0;
   }
 
   /** Returns the key of a full row under the current layout. */
-  List<Object> keyOf(Object[] values) {
-    if (!keyed()) {
+  List<@Nullable Object> keyOf(Object[] values) {
+    ReplicatedTableSchema s = schema;
+    if (s == null || !keyed(s)) {
       return Rows.row(values);
     }
-    int[] idx = schema.identityColumnIndexes();
+    int[] idx = s.identityColumnIndexes();
     Object[] key = new Object[idx.length];
     for (int i = 0; i < idx.length; i++) {
       key[i] = values[idx[i]];
@@ -142,7 +147,7 @@ final class TableContents {
 
   /** Inserts a row: replaces the row of the same key (keyed), or adds one occurrence. */
   void insert(Object[] values) {
-    List<Object> key = keyOf(values);
+    List<@Nullable Object> key = keyOf(values);
     if (keyed()) {
       rows.put(key, new Entry(values, 1));
     } else {
@@ -155,12 +160,12 @@ final class TableContents {
     }
   }
 
-  Entry find(List<Object> key) {
+  @Nullable Entry find(List<@Nullable Object> key) {
     return rows.get(key);
   }
 
   /** Removes one occurrence of the row with this key; false when there is none. */
-  boolean removeOne(List<Object> key) {
+  boolean removeOne(List<@Nullable Object> key) {
     Entry e = rows.get(key);
     if (e == null) {
       return false;
@@ -184,10 +189,10 @@ final class TableContents {
   }
 
   /** Returns every row (occurrences repeated), sorted by {@link Rows#order()}. */
-  List<List<Object>> sortedRows() {
-    List<List<Object>> out = new ArrayList<>(rows.size());
+  List<List<@Nullable Object>> sortedRows() {
+    List<List<@Nullable Object>> out = new ArrayList<>(rows.size());
     for (Entry e : rows.values()) {
-      List<Object> row = Rows.row(e.values);
+      List<@Nullable Object> row = Rows.row(e.values);
       for (int c = 0; c < e.count; c++) {
         out.add(row);
       }

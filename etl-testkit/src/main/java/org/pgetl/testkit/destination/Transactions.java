@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.model.Event;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.OldRow;
@@ -67,7 +68,7 @@ public final class Transactions {
 
     private final List<Spec> specs = new ArrayList<>();
     private final List<Boolean> isRelation = new ArrayList<>();
-    private List<Event> events;
+    private @Nullable List<Event> events; // null until committed
 
     private Tx() {}
 
@@ -97,7 +98,7 @@ public final class Transactions {
      * @param values the new row, in column order
      * @return this transaction
      */
-    public Tx insert(ReplicatedTableSchema table, Object... values) {
+    public Tx insert(ReplicatedTableSchema table, @Nullable Object... values) {
       TableRow row = TableRow.of(values);
       return add(false, (s, c, o) -> new Event.Insert(s, c, o, table, row));
     }
@@ -109,7 +110,7 @@ public final class Transactions {
      * @param newValues the new row, in column order
      * @return this transaction
      */
-    public Tx update(ReplicatedTableSchema table, Object... newValues) {
+    public Tx update(ReplicatedTableSchema table, @Nullable Object... newValues) {
       UpdatedRow row = new UpdatedRow.Full(TableRow.of(newValues));
       return add(false, (s, c, o) -> new Event.Update(s, c, o, table, row, null));
     }
@@ -122,7 +123,8 @@ public final class Transactions {
      * @param newValues the new row, in column order
      * @return this transaction
      */
-    public Tx updateKey(ReplicatedTableSchema table, List<?> oldKey, Object... newValues) {
+    public Tx updateKey(
+        ReplicatedTableSchema table, List<?> oldKey, @Nullable Object... newValues) {
       UpdatedRow row = new UpdatedRow.Full(TableRow.of(newValues));
       OldRow old = new OldRow.Key(TableRow.ofList(oldKey));
       return add(false, (s, c, o) -> new Event.Update(s, c, o, table, row, old));
@@ -136,7 +138,8 @@ public final class Transactions {
      * @param newValues the new row, in column order
      * @return this transaction
      */
-    public Tx updateFull(ReplicatedTableSchema table, List<?> oldValues, Object... newValues) {
+    public Tx updateFull(
+        ReplicatedTableSchema table, List<?> oldValues, @Nullable Object... newValues) {
       UpdatedRow row = new UpdatedRow.Full(TableRow.of(newValues));
       OldRow old = new OldRow.Full(TableRow.ofList(oldValues));
       return add(false, (s, c, o) -> new Event.Update(s, c, o, table, row, old));
@@ -151,7 +154,7 @@ public final class Transactions {
      * @return this transaction
      */
     public Tx updatePartial(
-        ReplicatedTableSchema table, int[] missingColumns, Object... presentValues) {
+        ReplicatedTableSchema table, int[] missingColumns, @Nullable Object... presentValues) {
       UpdatedRow row =
           new UpdatedRow.Partial(
               table.columnCount(), TableRow.of(presentValues), missingColumns.clone());
@@ -165,7 +168,7 @@ public final class Transactions {
      * @param keyValues the identity values, in identity order
      * @return this transaction
      */
-    public Tx delete(ReplicatedTableSchema table, Object... keyValues) {
+    public Tx delete(ReplicatedTableSchema table, @Nullable Object... keyValues) {
       OldRow old = new OldRow.Key(TableRow.of(keyValues));
       return add(false, (s, c, o) -> new Event.Delete(s, c, o, table, old));
     }
@@ -177,7 +180,7 @@ public final class Transactions {
      * @param values the deleted row, in column order
      * @return this transaction
      */
-    public Tx deleteFull(ReplicatedTableSchema table, Object... values) {
+    public Tx deleteFull(ReplicatedTableSchema table, @Nullable Object... values) {
       OldRow old = new OldRow.Full(TableRow.of(values));
       return add(false, (s, c, o) -> new Event.Delete(s, c, o, table, old));
     }

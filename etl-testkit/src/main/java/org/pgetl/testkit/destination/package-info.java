@@ -14,4 +14,7 @@
  *       pipeline.
  * </ul>
  */
+@NullMarked
 package org.pgetl.testkit.destination;
+
+import org.jspecify.annotations.NullMarked;

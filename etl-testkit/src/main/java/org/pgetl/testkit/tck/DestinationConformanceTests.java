@@ -15,6 +15,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -133,7 +134,8 @@ public abstract class DestinationConformanceTests<D extends Destination> {
    * @param table the table, with its latest schema
    * @return the rows; empty when the table holds none or does not exist
    */
-  protected abstract List<List<Object>> contents(D destination, ReplicatedTableSchema table);
+  protected abstract List<List<@Nullable Object>> contents(
+      D destination, ReplicatedTableSchema table);
 
   /**
    * Creates a new instance over the same storage as a destination that was shut down, as a process
@@ -736,11 +738,11 @@ public abstract class DestinationConformanceTests<D extends Destination> {
   }
 
   private void assertContents(ReplicatedTableSchema table, List<TableRow> expected, String when) {
-    List<List<Object>> want = new ArrayList<>();
+    List<List<@Nullable Object>> want = new ArrayList<>();
     for (TableRow r : expected) {
       want.add(Rows.of(r));
     }
-    List<List<Object>> actual = contents(destination, table);
+    List<List<@Nullable Object>> actual = contents(destination, table);
     assertNotNull(actual, "contents(" + table.name() + ") returned null");
     assertEquals(
         Rows.sorted(want),

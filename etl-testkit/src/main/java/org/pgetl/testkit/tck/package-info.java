@@ -3,4 +3,7 @@
  * to run your {@link org.pgetl.destination.Destination} through the destination contract without
  * PostgreSQL.
  */
+@NullMarked
 package org.pgetl.testkit.tck;
+
+import org.jspecify.annotations.NullMarked;
