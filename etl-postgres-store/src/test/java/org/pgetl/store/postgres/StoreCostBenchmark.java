@@ -97,13 +97,17 @@ public final class StoreCostBenchmark {
       List<Double> pgStream = new ArrayList<>();
       List<Double> memStreamOnly = new ArrayList<>();
       List<Double> pgStreamOnly = new ArrayList<>();
+      List<Double> memOpen = new ArrayList<>();
+      List<Double> pgOpen = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
         boolean memoryFirst = r % 2 == 0;
         for (int i = 0; i < 2; i++) {
           boolean memory = memoryFirst == (i == 0);
           String id = (memory ? "mem" : "pg") + r;
-          double copy = copy(pg, source, id + "c", store(memory, id + "c", storeDb), rows);
+          double[] c = copy(pg, source, id + "c", store(memory, id + "c", storeDb), rows);
+          double copy = c[0];
           (memory ? memCopy : pgCopy).add(copy);
+          (memory ? memOpen : pgOpen).add(c[1]);
           double[] s = streaming(pg, source, id + "s", store(memory, id + "s", storeDb), streamed);
           (memory ? memStream : pgStream).add(s[0]);
           (memory ? memStreamOnly : pgStreamOnly).add(s[1]);
@@ -139,12 +143,19 @@ public final class StoreCostBenchmark {
           median(pgStreamOnly) / median(memStreamOnly));
       System.out.printf(
           Locale.ROOT,
+          "opening the store (a new pipeline's schema migrated, pool opened): memory %.1f ms,"
+              + " Postgres %.1f ms (medians)%n",
+          median(memOpen),
+          median(pgOpen));
+      System.out.printf(
+          Locale.ROOT,
           "SUMMARY load %.2f: Postgres store against memory store: copy %.2fx, streaming %.2fx"
-              + " (first to last event %.2fx)%n",
+              + " (first to last event %.2fx), opening it %.0f ms%n",
           java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
           median(pgCopy) / median(memCopy),
           median(pgStream) / median(memStream),
-          median(pgStreamOnly) / median(memStreamOnly));
+          median(pgStreamOnly) / median(memStreamOnly),
+          median(pgOpen));
     }
   }
 
@@ -160,7 +171,8 @@ public final class StoreCostBenchmark {
     return () -> PostgresStore.builder().connection(db).pipelineId(id).build();
   }
 
-  private static double copy(
+  /** Returns rows per second from opening the store to the last row, and the store's opening. */
+  private static double[] copy(
       EmbeddedPostgres pg,
       PgConnectionConfig source,
       String id,
@@ -173,6 +185,7 @@ public final class StoreCostBenchmark {
     System.gc();
     long start = System.nanoTime();
     PipelineStore store = opener.get();
+    double openMillis = (System.nanoTime() - start) / 1e6;
     try (Pipeline p = Pipeline.create(config, store, dest)) {
       p.start();
       if (!dest.copied.await(10, TimeUnit.MINUTES)) {
@@ -180,7 +193,7 @@ public final class StoreCostBenchmark {
       }
       double rate = rows * 1e9 / (dest.copyDoneNanos.get() - start);
       waitReady(store);
-      return rate;
+      return new double[] {rate, openMillis};
     } finally {
       close(store);
       try (Connection c = pg.connect("bench")) {
