@@ -132,7 +132,8 @@ public final class ApplyLoop {
 
   private Exit loop() {
     boolean caughtUp = false;
-    // the last read found the stream quiet, and the open transaction began after such a read
+    // the last read found the stream quiet, and the open transaction began after such a read (or
+    // with a message the source had to wait for)
     boolean quiet = false;
     boolean txAfterQuiet = false;
     while (true) {
@@ -178,11 +179,12 @@ public final class ApplyLoop {
           if (msg == null) {
             quiet = true;
           } else {
+            boolean afterQuiet = quiet || source.lastReadWaited();
             boolean wasInTx = intake.inTransaction();
             intake.handle(msg, source.lastMessageLsn());
             boolean inTx = intake.inTransaction();
             if (!wasInTx && inTx) {
-              txAfterQuiet = quiet;
+              txAfterQuiet = afterQuiet;
             }
             quiet = false;
             // a lone transaction (it began after a quiet read, nothing is in flight) goes out at

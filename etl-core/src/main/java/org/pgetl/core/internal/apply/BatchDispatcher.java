@@ -20,9 +20,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>Triggers.</b> A batch is dispatched when it reaches {@code batchMaxBytes}, when it
  *       waited {@code batchMaxFill}, when the stream had nothing more to read, at the commit of a
- *       lone transaction (one that began after a read found the stream quiet, with no write in
- *       flight: asking the stream for more would only wait in pgjdbc's poll), while draining, or
- *       when the role completes; never while the window is full.
+ *       lone transaction (one whose first message the stream had to wait for, or that began after a
+ *       read found the stream quiet, with no write in flight: asking the stream for more would only
+ *       wait in pgjdbc's poll), while draining, or when the role completes; never while the window
+ *       is full.
  *   <li><b>Barriers.</b> Writes answered {@code accepted} get an empty {@code REQUIRE_DURABLE}
  *       write once the stream was quiet for {@code batchMaxFill}, when the role asks, and before a
  *       stop ends.

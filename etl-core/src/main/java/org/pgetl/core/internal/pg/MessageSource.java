@@ -26,6 +26,15 @@ public interface MessageSource extends AutoCloseable {
   @Nullable ByteBuffer readNext(long maxWaitNanos);
 
   /**
+   * Returns true when the message {@link #readNext(long)} returned last did not come at once: the
+   * source found nothing pending first and waited for it. A stream loop takes that as a quiet
+   * stream before the message: what follows it is not known to be on its way.
+   *
+   * @return true when the last message was waited for
+   */
+  boolean lastReadWaited();
+
+  /**
    * Returns the WAL start LSN of the message {@link #readNext(long)} returned last. Some messages
    * (RELATION, TYPE) carry {@code 0/0}.
    *

@@ -61,6 +61,9 @@ import org.slf4j.LoggerFactory;
 public final class ReplicationStream implements MessageSource {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicationStream.class);
 
+  /** A read that took this long waited for its bytes: a buffered message takes microseconds. */
+  private static final long WAITED_NANOS = 100_000L;
+
   private final PGReplicationStream stream;
   private final Connection connection;
   private final String slotName;
@@ -77,6 +80,7 @@ public final class ReplicationStream implements MessageSource {
 
   // Owner-only state.
   private long lastMessageLsn;
+  private boolean lastReadWaited;
   private long flushGivenToDriver;
   private boolean feedbackPending;
   private long lastStatusSentNanos;
@@ -149,7 +153,9 @@ public final class ReplicationStream implements MessageSource {
   public @Nullable ByteBuffer readNext(long maxWaitNanos) {
     checkOwner();
     checkOpen();
-    long deadline = ticker.nanoTime() + Math.max(0, maxWaitNanos);
+    long entered = ticker.nanoTime();
+    long deadline = entered + Math.max(0, maxWaitNanos);
+    boolean foundNothing = false;
     while (true) {
       ByteBuffer buf;
       try {
@@ -170,10 +176,13 @@ public final class ReplicationStream implements MessageSource {
       long now = ticker.nanoTime();
       if (buf != null) {
         lastMessageLsn = seen;
+        // a poll that found nothing, or one that waited in the kernel until bytes came
+        lastReadWaited = foundNothing || now - entered >= WAITED_NANOS;
         idleRounds = 0;
         sendStatusIfDue(now);
         return buf;
       }
+      foundNothing = true;
       sendStatusIfDue(now);
       long remaining = deadline - now;
       if (remaining <= 0) {
@@ -189,6 +198,12 @@ public final class ReplicationStream implements MessageSource {
         parker.accept(Math.min(park, remaining));
       }
     }
+  }
+
+  @Override
+  public boolean lastReadWaited() {
+    checkOwner();
+    return lastReadWaited;
   }
 
   /**

@@ -47,6 +47,8 @@ final class ScriptedSource implements MessageSource {
   private volatile Lsn received;
   private volatile Lsn flushed;
   private Lsn lastMessage = Lsn.ZERO;
+  // the last message was not queued when the loop asked: it had to wait for it (loop thread only)
+  private boolean waited;
   private Lsn lastSentFlushed;
   private volatile boolean closed;
 
@@ -134,14 +136,18 @@ final class ScriptedSource implements MessageSource {
     if (!pending.isEmpty()) {
       Message m = pending.poll();
       pendingEmpty = pending.isEmpty();
+      waited = false;
       return deliver(m);
     }
-    Step s;
-    try {
-      s = maxWaitNanos > 0 ? steps.poll(maxWaitNanos, TimeUnit.NANOSECONDS) : steps.poll();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
+    Step s = steps.poll();
+    waited = s == null;
+    if (s == null && maxWaitNanos > 0) {
+      try {
+        s = steps.poll(maxWaitNanos, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return null;
+      }
     }
     while (s != null) {
       if (s instanceof Message m) {
@@ -173,6 +179,11 @@ final class ScriptedSource implements MessageSource {
     received = Lsn.max(received, m.walStart());
     sendStatusIfDue();
     return ByteBuffer.wrap(m.bytes());
+  }
+
+  @Override
+  public boolean lastReadWaited() {
+    return waited;
   }
 
   @Override

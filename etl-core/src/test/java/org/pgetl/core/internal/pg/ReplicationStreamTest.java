@@ -173,6 +173,22 @@ class ReplicationStreamTest {
   }
 
   @Test
+  void aMessageIsWaitedForWhenAPollFoundNothingBeforeIt() {
+    ReplicationStream s = wrapper(10_000, 100);
+    pg.message(0x2000);
+    pg.message(0x2100);
+    pg.keepalive(0x2200); // a poll that finds no data message
+    pg.message(0x3000);
+    assertThat(s.readNext(0)).isNotNull();
+    assertThat(s.lastReadWaited()).isFalse();
+    assertThat(s.readNext(0)).isNotNull();
+    assertThat(s.lastReadWaited()).isFalse();
+    assertThat(s.readNext(10 * MS)).isNotNull();
+    assertThat(s.lastMessageLsn()).isEqualTo(Lsn.of(0x3000));
+    assertThat(s.lastReadWaited()).isTrue();
+  }
+
+  @Test
   void idleReadParksWithBackoffAndReturnsByTheDeadline() {
     ReplicationStream s = wrapper(10_000, 100);
     long start = clock.now;
