@@ -148,8 +148,10 @@ import org.slf4j.LoggerFactory;
  * about twice the rate of multi-row {@code INSERT ... ON CONFLICT} with text parameters (60–90k
  * rows/s). Events are folded into their net change per key and written as a few multi-row
  * statements per table (see {@link MirrorRows}): 25–40k row changes/s for a mix of inserts, full
- * and partial updates and deletes. Each write waits for its commit ({@code synchronous_commit} of
- * the target applies), so larger batches ({@code PipelineConfig.batchMaxBytes}) raise the rate.
+ * and partial updates and deletes. A write with many changes to one table copies them into a
+ * temporary staging table and merges them with one statement, which about doubled the rate of one
+ * large source transaction. Each write waits for its commit ({@code synchronous_commit} of the
+ * target applies), so larger batches ({@code PipelineConfig.batchMaxBytes}) raise the rate.
  */
 public final class PostgresMirrorDestination implements Destination {
   private static final Logger log = LoggerFactory.getLogger(PostgresMirrorDestination.class);

@@ -25,6 +25,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -269,6 +270,53 @@ class PostgresMirrorDestinationIT {
             List.of("4", "v4b", "w4b", "big4"),
             List.of("50", "v5b", "w5b", "big5"),
             Arrays.asList("60", "v60b", null, "big60"));
+  }
+
+  @Test
+  void largeWritesThroughStagingTablesEndAsTheirChangesOneByOneWould(TestDatabase db) {
+    ReplicatedTableSchema t =
+        keyed(
+            18008,
+            "staged",
+            "t",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0),
+            col("w", 25, "text", 3, 0));
+    int n = 3 * MirrorRows.STAGE_MIN_ROWS;
+    List<TableRow> before = Scenario.rows(0, 4 * n, i -> TableRow.of(i, "v" + i, "w" + i));
+    Scenario.Tx tx = new Scenario.Tx(0x2000, 1);
+    Map<Integer, List<String>> expected = new TreeMap<>();
+    for (int i = 0; i < 4 * n; i++) {
+      expected.put(i, List.of(String.valueOf(i), "v" + i, "w" + i));
+    }
+    for (int i = 0; i < n; i++) { // partial updates: w is not sent and keeps its value
+      String v = "p\t" + i + "\\ \n";
+      tx.update(t, Scenario.partial(3, new int[] {2}, i, v), null);
+      expected.put(i, List.of(String.valueOf(i), v, "w" + i));
+    }
+    for (int i = n; i < 2 * n; i++) { // full updates: upserts
+      tx.update(t, Scenario.full(i, "f" + i, null), null);
+      expected.put(i, Arrays.asList(String.valueOf(i), "f" + i, null));
+    }
+    for (int i = 2 * n; i < 3 * n; i++) {
+      tx.delete(t, Scenario.key(i));
+      expected.remove(i);
+    }
+    for (int i = 4 * n; i < 5 * n; i++) {
+      tx.insert(t, TableRow.of(i, "new\r" + i, "\\N"));
+      expected.put(i, List.of(String.valueOf(i), "new\r" + i, "\\N"));
+    }
+    List<Event> batch = tx.end();
+    PostgresMirrorDestination d = started(db, new Scenario.Context());
+    try {
+      Scenario.copyAll(d, Scenario.copyOf(t, before, 1000));
+      sendEvents(d, batch);
+      sendEvents(d, batch); // a replay changes nothing
+    } finally {
+      d.shutdown();
+    }
+    assertThat(db.queryRows("SELECT id, v, w FROM staged.t ORDER BY id"))
+        .containsExactlyElementsOf(expected.values());
   }
 
   @Test
