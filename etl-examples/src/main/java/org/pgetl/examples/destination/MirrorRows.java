@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
@@ -48,7 +49,11 @@ import org.slf4j.LoggerFactory;
  * (VALUES ...)} per set of changed columns. From {@value #STAGE_MIN_ROWS} changes of one of these
  * kinds, the rows go with {@code COPY} into a temporary table of the transaction ({@code ON COMMIT
  * DROP}) instead, and one {@code INSERT ... SELECT ... ON CONFLICT}, {@code DELETE ... USING} or
- * {@code UPDATE ... FROM} merges them: no parameters to bind, one statement to plan. A truncate, a
+ * {@code UPDATE ... FROM} merges them: no parameters to bind, one statement to plan. A table whose
+ * changes in a write are all inserts (a bulk load, a large transaction) skips the fold: from
+ * {@value #STAGE_MIN_ROWS} rows they are copied straight into the target table under a savepoint,
+ * and only when a key is already there (the target holds rows the source does not, or one key came
+ * twice) is the savepoint rolled back and the rows folded and upserted as above. A truncate, a
  * schema change and a partial update that moves its row to another key flush first. Changes of a
  * table without a key keep their order: consecutive inserts become one multi-row {@code INSERT},
  * consecutive statements of one shape run as one JDBC batch.
@@ -82,6 +87,8 @@ final class MirrorRows {
    * cost fewer round trips than creating the staging table.
    */
   static final int STAGE_MIN_ROWS = 256;
+
+  private static final String UNIQUE_VIOLATION = "23505";
 
   /** A failed statement, with the target table it wrote. */
   static final class TableWriteFailure extends SQLException {
@@ -275,8 +282,7 @@ final class MirrorRows {
     if (!t.keyed()) {
       addToRun(t, columns, values);
     } else {
-      NetChanges n = net(t, columns);
-      n.upsert(n.keyOf(values), values);
+      net(t, columns).insert(values);
     }
   }
 
@@ -415,6 +421,11 @@ final class MirrorRows {
     final Map<List<String>, String[]> upserts = new LinkedHashMap<>();
     final Map<List<String>, PartialValues> partials = new LinkedHashMap<>();
 
+    // while every change is an insert: the rows in their order, not folded per key yet, because
+    // the fold (a key list and a hash entry per row) is most of the writer's work for a bulk load
+    private boolean insertOnly = true;
+    private final List<String[]> inserted = new ArrayList<>();
+
     NetChanges(Table table, List<Column> columns) {
       this.table = table;
       this.columns = columns;
@@ -444,19 +455,43 @@ final class MirrorRows {
       return true;
     }
 
+    /** Adds an inserted row: kept in order while all changes are inserts, else an upsert. */
+    void insert(String[] values) {
+      if (insertOnly) {
+        inserted.add(values);
+      } else {
+        upsert(keyOf(values), values);
+      }
+    }
+
+    /** Folds the inserts kept in order into the net changes per key; the last row of a key wins. */
+    private void fold() {
+      if (!insertOnly) {
+        return;
+      }
+      insertOnly = false;
+      for (String[] values : inserted) {
+        upserts.put(keyOf(values), values);
+      }
+      inserted.clear();
+    }
+
     void upsert(List<String> key, String[] values) {
+      fold();
       deletes.remove(key);
       partials.remove(key);
       upserts.put(key, values);
     }
 
     void delete(List<String> key) {
+      fold();
       upserts.remove(key);
       partials.remove(key);
       deletes.add(key);
     }
 
     void partial(List<String> key, String[] values, boolean[] present) {
+      fold();
       String[] full = upserts.get(key);
       if (full != null) { // the full row is known: the change lands in it
         String[] merged = full.clone();
@@ -482,6 +517,12 @@ final class MirrorRows {
     }
 
     void write() throws SQLException {
+      if (insertOnly) {
+        if (inserted.size() >= STAGE_MIN_ROWS && copyInserts()) {
+          return;
+        }
+        fold();
+      }
       if (deletes.size() >= STAGE_MIN_ROWS) {
         stagedDeletes();
       } else {
@@ -499,6 +540,34 @@ final class MirrorRows {
       for (List<PartialValues> group : byColumns.values()) {
         writePartials(group);
       }
+    }
+
+    /**
+     * Copies insert-only rows straight into the target table, under a savepoint, and returns
+     * whether that worked. A key already there fails the COPY with a unique violation: the
+     * savepoint is rolled back and the caller upserts the rows instead, so an insert still replaces
+     * the row of its key. Replays never reach this (their events are skipped by the applied key),
+     * so the target lacks the keys of new inserts unless it holds rows the source does not.
+     */
+    private boolean copyInserts() throws SQLException {
+      Savepoint savepoint = conn.setSavepoint();
+      try {
+        copyText(
+            conn,
+            "COPY " + table.quotedName() + " (" + names(columns, "") + ") FROM STDIN",
+            inserted);
+      } catch (SQLException e) {
+        if (!UNIQUE_VIOLATION.equals(e.getSQLState())) {
+          throw e;
+        }
+        conn.rollback(savepoint);
+        log.debug(
+            "inserts into target table {} meet rows already there: upserted instead",
+            table.quotedName());
+        return false;
+      }
+      conn.releaseSavepoint(savepoint);
+      return true;
     }
 
     /** Copies the new rows into a staging table, then upserts them all with one statement. */

@@ -99,7 +99,10 @@ import org.slf4j.LoggerFactory;
  *       below it was applied before a restart and is skipped. A {@code Relation} event shares the
  *       key of the change it precedes: it is applied when that change is new, and does not move the
  *       key itself. Inserts and full updates are upserts by key; a {@code Partial} update sets only
- *       the columns it carries, so the unchanged TOAST columns keep their current values.
+ *       the columns it carries, so the unchanged TOAST columns keep their current values. Many
+ *       inserts to one table with no other change in the write are copied into the table without an
+ *       upsert, under a savepoint: a key already there rolls the savepoint back and they are
+ *       upserted after all, so the outcome is the same.
  *   <li>{@link #dropTableForCopy}: records the new attempt, drops the table and forgets its batch
  *       ids and applied key, so the new copy attempt starts clean.
  * </ul>
@@ -150,8 +153,9 @@ import org.slf4j.LoggerFactory;
  * statements per table (see {@link MirrorRows}): 25–40k row changes/s for a mix of inserts, full
  * and partial updates and deletes. A write with many changes to one table copies them into a
  * temporary staging table and merges them with one statement, which about doubled the rate of one
- * large source transaction. Each write waits for its commit ({@code synchronous_commit} of the
- * target applies), so larger batches ({@code PipelineConfig.batchMaxBytes}) raise the rate.
+ * large source transaction; when all of a write's changes to a table are inserts, they are copied
+ * straight into it. Each write waits for its commit ({@code synchronous_commit} of the target
+ * applies), so larger batches ({@code PipelineConfig.batchMaxBytes}) raise the rate.
  */
 public final class PostgresMirrorDestination implements Destination {
   private static final Logger log = LoggerFactory.getLogger(PostgresMirrorDestination.class);
