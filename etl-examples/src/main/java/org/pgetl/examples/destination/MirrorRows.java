@@ -137,8 +137,9 @@ final class MirrorRows {
   // --- copy
 
   /**
-   * Writes a copy batch with {@code COPY ... FROM STDIN} (text format). A copy attempt writes each
-   * row once into a table that {@code dropTableForCopy} emptied, so no upsert is needed; a batch
+   * Writes a copy batch with {@code COPY ... FROM STDIN}: in binary format when every column has a
+   * binary encoder ({@link MirrorBinaryCopy}), else in text format. A copy attempt writes each row
+   * once into a table that {@code dropTableForCopy} emptied, so no upsert is needed; a batch
    * delivered again is skipped by its id before this is called.
    */
   static void copy(Connection conn, Table t, ReplicatedTableSchema schema, List<TableRow> rows)
@@ -147,11 +148,30 @@ final class MirrorRows {
     List<String> names = columns.stream().map(Column::quoted).toList();
     // a table without columns has rows of no values: COPY takes one empty line for each
     String list = names.isEmpty() ? "" : " (" + String.join(", ", names) + ")";
-    String sql = "COPY " + t.quotedName() + list + " FROM STDIN";
+    boolean binary = MirrorBinaryCopy.supports(columns) && MirrorBinaryCopy.accepts(columns, rows);
+    String sql =
+        "COPY " + t.quotedName() + list + " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
     try {
-      copyIn(conn, t, columns, sql, rows);
+      if (binary) {
+        copyBinary(conn, columns, sql, rows);
+      } else {
+        copyIn(conn, t, columns, sql, rows);
+      }
     } catch (SQLException e) {
       throw new TableWriteFailure(t.quotedName(), e);
+    }
+  }
+
+  private static void copyBinary(
+      Connection conn, List<Column> columns, String sql, List<TableRow> rows) throws SQLException {
+    CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
+    try {
+      MirrorBinaryCopy.write(in, columns, rows);
+      in.endCopy();
+    } finally {
+      if (in.isActive()) {
+        in.cancelCopy();
+      }
     }
   }
 

@@ -89,11 +89,12 @@ import org.slf4j.LoggerFactory;
  *       batch of an abandoned attempt — answering it {@code durable()}. {@code
  *       _pgetl.mirror_copy_batches} holds the id of every batch the current copy attempt stored;
  *       the transaction inserts the batch id ({@code ON CONFLICT DO NOTHING}) and skips the rows
- *       when the id was there. Rows go in with {@code COPY ... FROM STDIN}. The {@code Finish} of
- *       the current attempt checks that every batch it counts is stored and marks the attempt
- *       finished with its counts; a {@code Finish} of another attempt changes nothing. A write of a
- *       catch-up stream reads the attempt {@code FOR SHARE} too, and one of another attempt's
- *       stream is skipped and answered {@code durable()}.
+ *       when the id was there. Rows go in with {@code COPY ... FROM STDIN}, in binary format when
+ *       every column has a type that {@link MirrorBinaryCopy} encodes. The {@code Finish} of the
+ *       current attempt checks that every batch it counts is stored and marks the attempt finished
+ *       with its counts; a {@code Finish} of another attempt changes nothing. A write of a catch-up
+ *       stream reads the attempt {@code FOR SHARE} too, and one of another attempt's stream is
+ *       skipped and answered {@code durable()}.
  *   <li>Events: {@code _pgetl.mirror_tables} holds, per table, the greatest {@link
  *       EventSequenceKey} applied. The engine keeps each table's events in order, so an event at or
  *       below it was applied before a restart and is skipped. A {@code Relation} event shares the
