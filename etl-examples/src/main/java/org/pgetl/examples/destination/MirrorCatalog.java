@@ -145,10 +145,27 @@ final class MirrorCatalog {
 
     /** Returns the key columns in key order; empty for a table without a key. */
     List<Column> key() {
-      return columns.stream()
-          .filter(c -> c.keyOrdinal() > 0)
-          .sorted((a, b) -> a.keyOrdinal() - b.keyOrdinal())
-          .toList();
+      // called per change: a loop, not a stream
+      List<Column> key = new ArrayList<>(2);
+      for (Column c : columns) {
+        if (c.keyOrdinal() > 0) {
+          key.add(c);
+        }
+      }
+      if (key.size() > 1) {
+        key.sort((a, b) -> a.keyOrdinal() - b.keyOrdinal());
+      }
+      return key;
+    }
+
+    /** Returns true when the table has a key. */
+    boolean keyed() {
+      for (Column c : columns) {
+        if (c.keyOrdinal() > 0) {
+          return true;
+        }
+      }
+      return false;
     }
 
     Table withAppliedThrough(EventSequenceKey key) {

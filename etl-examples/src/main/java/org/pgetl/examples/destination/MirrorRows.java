@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,10 +46,17 @@ import org.slf4j.LoggerFactory;
  * some columns (several partial updates merged, or merged into the full row written before them in
  * the same write). A flush then writes each table with at most one multi-row {@code DELETE}, one
  * multi-row {@code INSERT ... ON CONFLICT (key) DO UPDATE} and one multi-row {@code UPDATE ... FROM
- * (VALUES ...)} per set of changed columns. A truncate, a schema change and a partial update that
- * moves its row to another key flush first. Changes of a table without a key keep their order:
- * consecutive inserts become one multi-row {@code INSERT}, consecutive statements of one shape run
- * as one JDBC batch.
+ * (VALUES ...)} per set of changed columns. From {@value #STAGE_MIN_ROWS} changes of one of these
+ * kinds, the rows go with {@code COPY} into a temporary table of the transaction ({@code ON COMMIT
+ * DROP}) instead, and one {@code INSERT ... SELECT ... ON CONFLICT}, {@code DELETE ... USING} or
+ * {@code UPDATE ... FROM} merges them: no parameters to bind, one statement to plan. A table whose
+ * changes in a write are all inserts (a bulk load, a large transaction) skips the fold: from
+ * {@value #STAGE_MIN_ROWS} rows they are copied straight into the target table under a savepoint,
+ * and only when a key is already there (the target holds rows the source does not, or one key came
+ * twice) is the savepoint rolled back and the rows folded and upserted as above. A truncate, a
+ * schema change and a partial update that moves its row to another key flush first. Changes of a
+ * table without a key keep their order: consecutive inserts become one multi-row {@code INSERT},
+ * consecutive statements of one shape run as one JDBC batch.
  *
  * <p>How an UPDATE or DELETE finds its row: by the target table's key, whose old values come from
  * the old key ({@link OldRow.Key}), the old full row, or — when PostgreSQL sent no old row because
@@ -71,6 +80,15 @@ final class MirrorRows {
 
   /** COPY data is sent in chunks of about this many characters. */
   private static final int COPY_CHUNK = 1 << 20;
+
+  /**
+   * From this many net changes of one kind to one table, they go through a staging table: COPY into
+   * a temporary table, then one set-based statement. Below it, multi-row statements with parameters
+   * cost fewer round trips than creating the staging table.
+   */
+  static final int STAGE_MIN_ROWS = 256;
+
+  private static final String UNIQUE_VIOLATION = "23505";
 
   /** A failed statement, with the target table it wrote. */
   static final class TableWriteFailure extends SQLException {
@@ -104,6 +122,14 @@ final class MirrorRows {
   private int batchSize;
   private @Nullable String batchTable;
 
+  // how many staging tables this transaction created: each gets a name of its own
+  private int stagingTables;
+
+  // the columns of the last (table, schema) pair seen: consecutive changes mostly share them
+  private @Nullable Table lastTable;
+  private @Nullable ReplicatedTableSchema lastSchema;
+  private List<Column> lastColumns = List.of();
+
   MirrorRows(Connection conn) {
     this.conn = conn;
   }
@@ -111,8 +137,9 @@ final class MirrorRows {
   // --- copy
 
   /**
-   * Writes a copy batch with {@code COPY ... FROM STDIN} (text format). A copy attempt writes each
-   * row once into a table that {@code dropTableForCopy} emptied, so no upsert is needed; a batch
+   * Writes a copy batch with {@code COPY ... FROM STDIN}: in binary format when every column has a
+   * binary encoder ({@link MirrorBinaryCopy}), else in text format. A copy attempt writes each row
+   * once into a table that {@code dropTableForCopy} emptied, so no upsert is needed; a batch
    * delivered again is skipped by its id before this is called.
    */
   static void copy(Connection conn, Table t, ReplicatedTableSchema schema, List<TableRow> rows)
@@ -121,11 +148,30 @@ final class MirrorRows {
     List<String> names = columns.stream().map(Column::quoted).toList();
     // a table without columns has rows of no values: COPY takes one empty line for each
     String list = names.isEmpty() ? "" : " (" + String.join(", ", names) + ")";
-    String sql = "COPY " + t.quotedName() + list + " FROM STDIN";
+    boolean binary = MirrorBinaryCopy.supports(columns) && MirrorBinaryCopy.accepts(columns, rows);
+    String sql =
+        "COPY " + t.quotedName() + list + " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
     try {
-      copyIn(conn, t, columns, sql, rows);
+      if (binary) {
+        copyBinary(conn, columns, sql, rows);
+      } else {
+        copyIn(conn, t, columns, sql, rows);
+      }
     } catch (SQLException e) {
       throw new TableWriteFailure(t.quotedName(), e);
+    }
+  }
+
+  private static void copyBinary(
+      Connection conn, List<Column> columns, String sql, List<TableRow> rows) throws SQLException {
+    CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
+    try {
+      MirrorBinaryCopy.write(in, columns, rows);
+      in.endCopy();
+    } finally {
+      if (in.isActive()) {
+        in.cancelCopy();
+      }
     }
   }
 
@@ -166,6 +212,10 @@ final class MirrorRows {
 
   /** Escapes a value for COPY's text format: backslash, tab, newline and carriage return. */
   private static void appendCopyEscaped(StringBuilder sb, String s) {
+    if (!needsEscape(s)) {
+      sb.append(s); // the common case: one bulk copy instead of a char at a time
+      return;
+    }
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       switch (c) {
@@ -178,20 +228,81 @@ final class MirrorRows {
     }
   }
 
+  /**
+   * Copies rows of text values (null for SQL NULL) with {@code COPY ... FROM STDIN} (text format).
+   */
+  private static void copyText(Connection conn, String sql, Iterable<String[]> rows)
+      throws SQLException {
+    CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
+    try {
+      StringBuilder sb = new StringBuilder(64 * 1024);
+      for (String[] row : rows) {
+        for (int i = 0; i < row.length; i++) {
+          if (i > 0) {
+            sb.append('\t');
+          }
+          if (row[i] == null) {
+            sb.append("\\N");
+          } else {
+            appendCopyEscaped(sb, row[i]);
+          }
+        }
+        sb.append('\n');
+        if (sb.length() >= COPY_CHUNK) {
+          byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
+          in.writeToCopy(bytes, 0, bytes.length);
+          sb.setLength(0);
+        }
+      }
+      byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
+      in.writeToCopy(bytes, 0, bytes.length);
+      in.endCopy();
+    } finally {
+      if (in.isActive()) {
+        in.cancelCopy();
+      }
+    }
+  }
+
+  /**
+   * Creates a temporary table with columns {@code c0, c1, ...} of the given columns' types, dropped
+   * at commit, and copies the rows into it; returns its qualified name.
+   */
+  private String stage(List<Column> columns, Iterable<String[]> rows) throws SQLException {
+    String name = "pg_temp.pgetl_stage_" + ++stagingTables;
+    List<String> defs = new ArrayList<>(columns.size());
+    for (int i = 0; i < columns.size(); i++) {
+      defs.add("c" + i + " " + columns.get(i).targetType());
+    }
+    MirrorCatalog.exec(
+        conn, "CREATE TEMP TABLE " + name + " (" + String.join(", ", defs) + ") ON COMMIT DROP");
+    copyText(conn, "COPY " + name + " FROM STDIN", rows);
+    return name;
+  }
+
+  private static boolean needsEscape(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '\\' || c == '\t' || c == '\n' || c == '\r') {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // --- changes
 
   /** Inserts a row; in a table with a key, replaces the row of that key if there is one. */
   void insert(Table t, ReplicatedTableSchema schema, TableRow row) throws SQLException {
-    List<Column> columns = columns(t, schema);
+    List<Column> columns = columnsOf(t, schema);
     String[] values = new String[columns.size()];
     for (int i = 0; i < values.length; i++) {
       values[i] = text(t, columns.get(i), row.get(i));
     }
-    if (t.key().isEmpty()) {
+    if (!t.keyed()) {
       addToRun(t, columns, values);
     } else {
-      NetChanges n = net(t, columns);
-      n.upsert(n.keyOf(values), values);
+      net(t, columns).insert(values);
     }
   }
 
@@ -202,7 +313,7 @@ final class MirrorRows {
    */
   void update(Table t, ReplicatedTableSchema schema, UpdatedRow row, @Nullable OldRow old)
       throws SQLException {
-    List<Column> columns = columns(t, schema);
+    List<Column> columns = columnsOf(t, schema);
     Match match = match(t, schema, old, row);
     String[] values = new String[columns.size()];
     boolean[] present = new boolean[columns.size()];
@@ -240,7 +351,7 @@ final class MirrorRows {
       String sql = "DELETE FROM " + t.quotedName() + where(t, match.columns(), true);
       addToBatch(t, sql, match.values());
     } else {
-      net(t, columns(t, schema)).delete(Arrays.asList(match.values()));
+      net(t, columnsOf(t, schema)).delete(Arrays.asList(match.values()));
     }
   }
 
@@ -330,6 +441,11 @@ final class MirrorRows {
     final Map<List<String>, String[]> upserts = new LinkedHashMap<>();
     final Map<List<String>, PartialValues> partials = new LinkedHashMap<>();
 
+    // while every change is an insert: the rows in their order, not folded per key yet, because
+    // the fold (a key list and a hash entry per row) is most of the writer's work for a bulk load
+    private boolean insertOnly = true;
+    private final List<String[]> inserted = new ArrayList<>();
+
     NetChanges(Table table, List<Column> columns) {
       this.table = table;
       this.columns = columns;
@@ -359,19 +475,43 @@ final class MirrorRows {
       return true;
     }
 
+    /** Adds an inserted row: kept in order while all changes are inserts, else an upsert. */
+    void insert(String[] values) {
+      if (insertOnly) {
+        inserted.add(values);
+      } else {
+        upsert(keyOf(values), values);
+      }
+    }
+
+    /** Folds the inserts kept in order into the net changes per key; the last row of a key wins. */
+    private void fold() {
+      if (!insertOnly) {
+        return;
+      }
+      insertOnly = false;
+      for (String[] values : inserted) {
+        upserts.put(keyOf(values), values);
+      }
+      inserted.clear();
+    }
+
     void upsert(List<String> key, String[] values) {
+      fold();
       deletes.remove(key);
       partials.remove(key);
       upserts.put(key, values);
     }
 
     void delete(List<String> key) {
+      fold();
       upserts.remove(key);
       partials.remove(key);
       deletes.add(key);
     }
 
     void partial(List<String> key, String[] values, boolean[] present) {
+      fold();
       String[] full = upserts.get(key);
       if (full != null) { // the full row is known: the change lands in it
         String[] merged = full.clone();
@@ -397,8 +537,20 @@ final class MirrorRows {
     }
 
     void write() throws SQLException {
-      writeDeletes();
-      if (!upserts.isEmpty()) {
+      if (insertOnly) {
+        if (inserted.size() >= STAGE_MIN_ROWS && copyInserts()) {
+          return;
+        }
+        fold();
+      }
+      if (deletes.size() >= STAGE_MIN_ROWS) {
+        stagedDeletes();
+      } else {
+        writeDeletes();
+      }
+      if (upserts.size() >= STAGE_MIN_ROWS && !columns.isEmpty()) {
+        stagedUpserts();
+      } else if (!upserts.isEmpty()) {
         writeInserts(table, columns, new ArrayList<>(upserts.values()));
       }
       Map<String, List<PartialValues>> byColumns = new LinkedHashMap<>();
@@ -408,6 +560,76 @@ final class MirrorRows {
       for (List<PartialValues> group : byColumns.values()) {
         writePartials(group);
       }
+    }
+
+    /**
+     * Copies insert-only rows straight into the target table, under a savepoint, and returns
+     * whether that worked. A key already there fails the COPY with a unique violation: the
+     * savepoint is rolled back and the caller upserts the rows instead, so an insert still replaces
+     * the row of its key. Replays never reach this (their events are skipped by the applied key),
+     * so the target lacks the keys of new inserts unless it holds rows the source does not.
+     */
+    private boolean copyInserts() throws SQLException {
+      Savepoint savepoint = conn.setSavepoint();
+      try {
+        copyText(
+            conn,
+            "COPY " + table.quotedName() + " (" + names(columns, "") + ") FROM STDIN",
+            inserted);
+      } catch (SQLException e) {
+        if (!UNIQUE_VIOLATION.equals(e.getSQLState())) {
+          throw e;
+        }
+        conn.rollback(savepoint);
+        log.debug(
+            "inserts into target table {} meet rows already there: upserted instead",
+            table.quotedName());
+        return false;
+      }
+      conn.releaseSavepoint(savepoint);
+      return true;
+    }
+
+    /** Copies the new rows into a staging table, then upserts them all with one statement. */
+    private void stagedUpserts() throws SQLException {
+      String stage = stage(columns, upserts.values());
+      List<String> picks = new ArrayList<>(columns.size());
+      for (int i = 0; i < columns.size(); i++) {
+        picks.add("c" + i);
+      }
+      MirrorCatalog.exec(
+          conn,
+          "INSERT INTO "
+              + table.quotedName()
+              + " ("
+              + names(columns, "")
+              + ") SELECT "
+              + String.join(", ", picks)
+              + " FROM "
+              + stage
+              + onConflict(table, columns));
+    }
+
+    /** Copies the deleted keys into a staging table, then deletes them all with one statement. */
+    private void stagedDeletes() throws SQLException {
+      List<Column> key = table.key();
+      List<String[]> keys = new ArrayList<>(deletes.size());
+      for (List<String> k : deletes) {
+        keys.add(k.toArray(new String[0]));
+      }
+      String stage = stage(key, keys);
+      List<String> conditions = new ArrayList<>();
+      for (int k = 0; k < key.size(); k++) {
+        conditions.add("t." + key.get(k).quoted() + " = s.c" + k);
+      }
+      MirrorCatalog.exec(
+          conn,
+          "DELETE FROM "
+              + table.quotedName()
+              + " AS t USING "
+              + stage
+              + " AS s WHERE "
+              + String.join(" AND ", conditions));
     }
 
     private void writeDeletes() throws SQLException {
@@ -466,6 +688,35 @@ final class MirrorRows {
       for (int k = 0; k < key.size(); k++) {
         conditions.add("t." + key.get(k).quoted() + " = v.c" + k);
       }
+      if (rows.size() >= STAGE_MIN_ROWS) {
+        List<String[]> staged = new ArrayList<>(rows.size());
+        for (PartialValues row : rows) {
+          String[] values = new String[carried.size()];
+          int p = 0;
+          for (int k : keyPositions) {
+            values[p++] = row.values()[k];
+          }
+          for (int i : set) {
+            values[p++] = row.values()[i];
+          }
+          staged.add(values);
+        }
+        String stage = stage(carried, staged);
+        try (Statement st = conn.createStatement()) {
+          int updated =
+              st.executeUpdate(
+                  "UPDATE "
+                      + table.quotedName()
+                      + " AS t SET "
+                      + String.join(", ", assignments)
+                      + " FROM "
+                      + stage
+                      + " AS v WHERE "
+                      + String.join(" AND ", conditions));
+          reportMissing(rows.size() - updated);
+        }
+        return;
+      }
       int perStatement = rowsPerStatement(carried.size());
       int missing = 0;
       for (int from = 0; from < rows.size(); from += perStatement) {
@@ -494,6 +745,10 @@ final class MirrorRows {
           missing += chunk.size() - ps.executeUpdate();
         }
       }
+      reportMissing(missing);
+    }
+
+    private void reportMissing(int missing) {
       if (missing > 0) {
         // the target lacks rows the source changed: reported, never invented
         log.warn(
@@ -671,18 +926,25 @@ final class MirrorRows {
             .append(names(columns, ""))
             .append(") VALUES ")
             .append(tuples(columns, rows));
+    return sql.append(onConflict(t, columns)).toString();
+  }
+
+  /** The upsert clause for a table with a key: the row of a key there is replaced. */
+  private static String onConflict(Table t, List<Column> columns) {
     List<Column> key = t.key();
-    if (!key.isEmpty()) {
-      sql.append(" ON CONFLICT (").append(names(key, "")).append(')');
-      List<String> sets = new ArrayList<>();
-      for (Column c : columns) {
-        if (c.keyOrdinal() == 0) {
-          sets.add(c.quoted() + " = EXCLUDED." + c.quoted());
-        }
-      }
-      sql.append(sets.isEmpty() ? " DO NOTHING" : " DO UPDATE SET " + String.join(", ", sets));
+    if (key.isEmpty()) {
+      return "";
     }
-    return sql.toString();
+    List<String> sets = new ArrayList<>();
+    for (Column c : columns) {
+      if (c.keyOrdinal() == 0) {
+        sets.add(c.quoted() + " = EXCLUDED." + c.quoted());
+      }
+    }
+    return " ON CONFLICT ("
+        + names(key, "")
+        + ")"
+        + (sets.isEmpty() ? " DO NOTHING" : " DO UPDATE SET " + String.join(", ", sets));
   }
 
   private void addToBatch(Table t, String sql, String[] params) throws SQLException {
@@ -731,6 +993,17 @@ final class MirrorRows {
   }
 
   // --- values
+
+  /** {@link #columns(Table, ReplicatedTableSchema)}, remembered for the last pair asked for. */
+  @SuppressWarnings("ReferenceEquality") // the same instances: a cheap check, not value equality
+  private List<Column> columnsOf(Table t, ReplicatedTableSchema schema) {
+    if (t != lastTable || schema != lastSchema) {
+      lastColumns = columns(t, schema);
+      lastTable = t;
+      lastSchema = schema;
+    }
+    return lastColumns;
+  }
 
   /** The target columns of a schema's columns, in the schema's order. */
   private static List<Column> columns(Table t, ReplicatedTableSchema schema) {
