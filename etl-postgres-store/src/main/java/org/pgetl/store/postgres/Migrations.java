@@ -33,6 +33,13 @@ final class Migrations {
   /** Where the migrations are in the jar. */
   static final String LOCATION = "classpath:db/pgetl";
 
+  /**
+   * The versions of the migrations in the jar, {@code V1} to {@code V4}. A store whose history
+   * holds exactly these, all successful, is up to date and opens without Flyway (see {@link
+   * #upToDate}); {@code MigrationsTest} checks the list against the jar's scripts.
+   */
+  static final java.util.Set<String> VERSIONS = java.util.Set.of("1", "2", "3", "4");
+
   /** The placeholder the scripts use for the quoted schema name. */
   static final String SCHEMA_PLACEHOLDER = "pgetl_schema";
 
@@ -73,6 +80,14 @@ final class Migrations {
         st.execute("SELECT pg_advisory_lock(" + key + ")");
       }
       // Closing the lock's session releases the lock, whatever Flyway did.
+      if (upToDate(lockConnection, schema)) {
+        LOG.info(
+            "store schema {} is up to date for pipeline {} (versions {})",
+            schema,
+            config.pipelineId(),
+            new java.util.TreeSet<>(VERSIONS));
+        return 0;
+      }
       return runFlyway(config, dataSource);
     } catch (SQLException e) {
       String what =
@@ -95,6 +110,38 @@ final class Migrations {
           Jdbc.describe(e),
           e);
     }
+  }
+
+  /**
+   * Returns true when the schema's history says every migration of this jar was applied
+   * successfully and nothing else was: then Flyway would apply nothing, and its start (scanning the
+   * jar, reading the database's metadata, validating checksums) is the larger part of opening a
+   * store. Anything else (no history, a failed or unknown version) goes through Flyway, which
+   * migrates or explains. Read under the migration lock, so no migration is under way.
+   */
+  static boolean upToDate(Connection c, String schema) throws SQLException {
+    String history = TableName.quoteIdentifier(schema) + "." + HISTORY_TABLE;
+    try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, history);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !rs.getBoolean(1)) {
+          return false;
+        }
+      }
+    }
+    java.util.Set<String> applied = new java.util.HashSet<>();
+    try (Statement st = c.createStatement();
+        java.sql.ResultSet rs =
+            st.executeQuery(
+                "SELECT version, success FROM " + history + " WHERE version IS NOT NULL")) {
+      while (rs.next()) {
+        if (!rs.getBoolean(2)) {
+          return false;
+        }
+        applied.add(rs.getString(1));
+      }
+    }
+    return applied.equals(VERSIONS);
   }
 
   private static int runFlyway(PostgresStoreConfig config, DataSource dataSource) {

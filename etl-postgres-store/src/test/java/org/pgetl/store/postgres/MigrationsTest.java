@@ -20,6 +20,23 @@ class MigrationsTest {
   }
 
   @Test
+  void theVersionsAnUpToDateStoreHoldsAreTheJarsMigrations() throws IOException {
+    // the fast open of an up-to-date store compares the history with this list: a new migration
+    // must be added to it, or stores would skip it
+    java.util.Set<String> inJar = new java.util.TreeSet<>();
+    try (java.util.stream.Stream<java.nio.file.Path> files =
+        java.nio.file.Files.list(java.nio.file.Path.of("src/main/resources/db/pgetl"))) {
+      files.forEach(
+          f -> {
+            Matcher m = Pattern.compile("V(\\d+)__.*\\.sql").matcher(f.getFileName().toString());
+            assertThat(m.matches()).as(f.toString()).isTrue();
+            inJar.add(m.group(1));
+          });
+    }
+    assertThat(inJar).isNotEmpty().isEqualTo(new java.util.TreeSet<>(Migrations.VERSIONS));
+  }
+
+  @Test
   void theLockKeyIsStablePerSchema() {
     // Processes of different versions must agree on the key: it is part of the on-disk contract.
     assertThat(Migrations.lockKey("etl")).isEqualTo(0x7067_6574_0000_0000L | 0xbe0a_4158L);

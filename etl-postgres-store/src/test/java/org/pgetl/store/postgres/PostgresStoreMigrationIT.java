@@ -104,6 +104,38 @@ class PostgresStoreMigrationIT {
   }
 
   @Test
+  void aStoreMissingTheNewestMigrationIsMigratedNotOpenedAsUpToDate() {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("behind")) {
+      try (PostgresStore store = db.storeBuilder("p1").build()) {
+        store.updateTableState(new TableId(7), TableState.DATA_SYNC);
+      }
+      // as if this store had been created by a release before the lease table (V4)
+      db.execute(
+          "DROP TABLE etl.pipeline_leases",
+          "DELETE FROM etl.pgetl_schema_history WHERE version = '4'");
+
+      try (PostgresStore store = db.storeBuilder("p1").build()) {
+        assertThat(store.tableState(new TableId(7))).contains(TableState.DATA_SYNC);
+      }
+
+      assertThat(tablesIn(db, "etl")).containsExactlyElementsOf(STORE_TABLES);
+      assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
+    }
+  }
+
+  @Test
+  void aStoreWithAFailedMigrationInItsHistoryIsNotOpenedAsUpToDate() {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("failed")) {
+      db.storeBuilder("p1").build().close();
+      db.execute("UPDATE etl.pgetl_schema_history SET success = false WHERE version = '4'");
+
+      assertThatThrownBy(() -> db.storeBuilder("p1").build().close())
+          .isInstanceOfSatisfying(
+              EtlException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.STATE_STORE_ERROR));
+    }
+  }
+
+  @Test
   void twoStoresStartingTogetherOnAnEmptyDatabaseBothSucceed() throws Exception {
     AtomicInteger threadNo = new AtomicInteger();
     ExecutorService pool =
