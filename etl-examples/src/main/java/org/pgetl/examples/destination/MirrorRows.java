@@ -178,36 +178,21 @@ final class MirrorRows {
   private static void copyIn(
       Connection conn, Table t, List<Column> columns, String sql, List<TableRow> rows)
       throws SQLException {
-    CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
-    try {
-      StringBuilder sb = new StringBuilder(Math.min(COPY_CHUNK + 4096, rows.size() * 64));
-      for (TableRow row : rows) {
-        for (int i = 0; i < columns.size(); i++) {
-          if (i > 0) {
-            sb.append('\t');
-          }
-          String text = text(t, columns.get(i), row.get(i));
-          if (text == null) { // SQL NULL
-            sb.append("\\N");
-          } else {
-            appendCopyEscaped(sb, text);
-          }
-        }
-        sb.append('\n');
-        if (sb.length() >= COPY_CHUNK) {
-          byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
-          in.writeToCopy(bytes, 0, bytes.length);
-          sb.setLength(0);
-        }
-      }
-      byte[] bytes = sb.toString().getBytes(StandardCharsets.UTF_8);
-      in.writeToCopy(bytes, 0, bytes.length);
-      in.endCopy();
-    } finally {
-      if (in.isActive()) {
-        in.cancelCopy();
-      }
-    }
+    // each row's cells formatted as the row is written, not all of them first
+    copyText(
+        conn,
+        sql,
+        () ->
+            rows.stream()
+                .map(
+                    row -> {
+                      String[] cells = new String[columns.size()];
+                      for (int i = 0; i < cells.length; i++) {
+                        cells[i] = text(t, columns.get(i), row.get(i));
+                      }
+                      return cells;
+                    })
+                .iterator());
   }
 
   /** Escapes a value for COPY's text format: backslash, tab, newline and carriage return. */
