@@ -164,6 +164,14 @@ public abstract class SchemaSuite {
           "INSERT INTO no_columns DEFAULT VALUES",
           "INSERT INTO no_columns DEFAULT VALUES",
           "DELETE FROM no_columns WHERE ctid = (SELECT min(ctid) FROM no_columns)");
+      // rows without values all look alike: four of them are also what the destination holds
+      // after the first of the two inserts, so wait for the delete before comparing
+      org.awaitility.Awaitility.await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  dest.events(name("no_columns")).stream()
+                      .anyMatch(e -> e.kind() == Event.Kind.DELETE));
       dest.awaitRowsEqual(name("no_columns"), sourceRows(db, "no_columns"), WAIT);
       assertThat(dest.rows(name("no_columns"))).hasSize(4);
       assertThat(dest.events(name("no_columns")))
