@@ -68,6 +68,11 @@ import org.pgetl.error.EtlException;
  * @param failoverSlots create the apply slot as a failover slot (PostgreSQL 17+), which a physical
  *     standby with {@code sync_replication_slots = on} keeps, so that the pipeline resumes from it
  *     after the standby's promotion; {@code start()} fails on an older server
+ * @param requireReplicaIdentity whether a table without a replica identity, in a publication that
+ *     publishes UPDATE or DELETE, goes to its error state instead of being replicated: by default
+ *     such a table is copied and its INSERTs and TRUNCATEs replicated, as PostgreSQL's own
+ *     subscriber does (PostgreSQL refuses UPDATE and DELETE on it at the source); never fails the
+ *     whole pipeline
  */
 public record PipelineConfig(
     String pipelineId,
@@ -96,7 +101,8 @@ public record PipelineConfig(
     Duration leaseCheckInterval,
     Duration takeoverDelay,
     boolean temporarySlots,
-    boolean failoverSlots) {
+    boolean failoverSlots,
+    boolean requireReplicaIdentity) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -240,6 +246,72 @@ public record PipelineConfig(
   }
 
   /**
+   * Creates a configuration without {@code requireReplicaIdentity} (false), as before that setting
+   * existed; prefer {@link #builder()}.
+   *
+   * @throws EtlException of kind {@code CONFIG_ERROR} as the canonical constructor
+   */
+  @SuppressWarnings("InlineMeSuggester") // kept for source and binary compatibility
+  public PipelineConfig(
+      String pipelineId,
+      String publication,
+      PgConnectionConfig source,
+      long batchMaxBytes,
+      Duration batchMaxFill,
+      int maxInFlightWrites,
+      int maxTableSyncWorkers,
+      int copyConnectionsPerTable,
+      Duration retryDelay,
+      Duration retryMaxDelay,
+      double retryBackoffMultiplier,
+      int retryMaxAttempts,
+      TableCopySelection tableCopy,
+      InvalidatedSlotBehavior invalidatedSlotBehavior,
+      boolean pgoutputBinary,
+      boolean pgoutputStreaming,
+      Path spoolDirectory,
+      long spoolMaxBytes,
+      Duration statusInterval,
+      Duration shutdownTimeout,
+      Duration lifecyclePollInterval,
+      Duration publicationRefreshInterval,
+      InstanceMode instanceMode,
+      Duration leaseCheckInterval,
+      Duration takeoverDelay,
+      boolean temporarySlots,
+      boolean failoverSlots) {
+    this(
+        pipelineId,
+        publication,
+        source,
+        batchMaxBytes,
+        batchMaxFill,
+        maxInFlightWrites,
+        maxTableSyncWorkers,
+        copyConnectionsPerTable,
+        retryDelay,
+        retryMaxDelay,
+        retryBackoffMultiplier,
+        retryMaxAttempts,
+        tableCopy,
+        invalidatedSlotBehavior,
+        pgoutputBinary,
+        pgoutputStreaming,
+        spoolDirectory,
+        spoolMaxBytes,
+        statusInterval,
+        shutdownTimeout,
+        lifecyclePollInterval,
+        publicationRefreshInterval,
+        instanceMode,
+        leaseCheckInterval,
+        takeoverDelay,
+        temporarySlots,
+        failoverSlots,
+        false);
+  }
+
+  /**
    * Returns the default {@code spoolDirectory}: {@code pgetl-spool} in the system's temporary
    * folder ({@code java.io.tmpdir}), read when a builder is created.
    *
@@ -292,6 +364,7 @@ public record PipelineConfig(
     b.takeoverDelay = takeoverDelay;
     b.temporarySlots = temporarySlots;
     b.failoverSlots = failoverSlots;
+    b.requireReplicaIdentity = requireReplicaIdentity;
     return b;
   }
 
@@ -341,7 +414,8 @@ public record PipelineConfig(
             + " invalidatedSlotBehavior=%s, pgoutputBinary=%s, pgoutputStreaming=%s,"
             + " spoolDirectory=%s, spoolMaxBytes=%d, statusInterval=%s, shutdownTimeout=%s,"
             + " lifecyclePollInterval=%s, publicationRefreshInterval=%s, instanceMode=%s,"
-            + " leaseCheckInterval=%s, takeoverDelay=%s, temporarySlots=%s, failoverSlots=%s]",
+            + " leaseCheckInterval=%s, takeoverDelay=%s, temporarySlots=%s, failoverSlots=%s,"
+            + " requireReplicaIdentity=%s]",
         pipelineId,
         publication,
         source,
@@ -368,7 +442,8 @@ public record PipelineConfig(
         leaseCheckInterval,
         takeoverDelay,
         temporarySlots,
-        failoverSlots);
+        failoverSlots,
+        requireReplicaIdentity);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -400,6 +475,7 @@ public record PipelineConfig(
     private Duration takeoverDelay = DEFAULT_TAKEOVER_DELAY;
     private boolean temporarySlots;
     private boolean failoverSlots;
+    private boolean requireReplicaIdentity;
 
     private Builder() {}
 
@@ -712,6 +788,23 @@ public record PipelineConfig(
     }
 
     /**
+     * Makes a table without a replica identity an error of that table (default false). By default a
+     * table that has no primary key, {@code REPLICA IDENTITY NOTHING} or no columns, in a
+     * publication that publishes UPDATE or DELETE, is replicated as PostgreSQL's own subscriber
+     * replicates it: its rows are copied and its INSERTs and TRUNCATEs streamed, while PostgreSQL
+     * refuses UPDATE and DELETE on it at the source. With this setting such a table goes to its
+     * {@code Errored} state with the {@code ALTER TABLE} that fixes it, and is not copied; the
+     * other tables replicate, and {@code pgetl tables retry} copies it once it is fixed.
+     *
+     * @param value whether a table without a replica identity is an error of that table
+     * @return this builder
+     */
+    public Builder requireReplicaIdentity(boolean value) {
+      this.requireReplicaIdentity = value;
+      return this;
+    }
+
+    /**
      * Validates and builds the configuration.
      *
      * @return the configuration
@@ -748,7 +841,8 @@ public record PipelineConfig(
           leaseCheckInterval,
           takeoverDelay,
           temporarySlots,
-          failoverSlots);
+          failoverSlots,
+          requireReplicaIdentity);
     }
   }
 }

@@ -14,8 +14,10 @@ import org.pgetl.store.PipelineStore;
  * state row: the source's {@code wal_level}, the role's {@code REPLICATION} attribute, the
  * publication, {@code SELECT} on every table the copy reads, the replica identity of every table
  * the publication publishes updates or deletes for, free replication slots and WAL senders, and the
- * state store. {@code start()} fails with the first failed check (the other failures suppressed in
- * it); {@link #run} runs them alone, for a deployment check, without starting anything:
+ * state store. A table without a replica identity and an empty publication are {@linkplain
+ * Status#WARNING warnings}: the pipeline starts, as PostgreSQL's own subscriber does. {@code
+ * start()} fails with the first failed check (the other failures suppressed in it); {@link #run}
+ * runs them alone, for a deployment check, without starting anything:
  *
  * <pre>{@code
  * for (Preflight.Check c : Preflight.run(config, store)) {
@@ -37,6 +39,12 @@ public final class Preflight {
   public enum Status {
     /** The check passed. */
     PASSED,
+    /**
+     * The check found something a user should know, which does not stop a start: {@link
+     * Check#summary()} says what and how to fix it (a table without a replica identity, an empty
+     * publication).
+     */
+    WARNING,
     /** The check failed: {@link Check#failure()} says why and what to do. */
     FAILED,
     /** The check could not run because a check it depends on failed. */
@@ -49,8 +57,9 @@ public final class Preflight {
    * @param name what was checked, in a few words, such as {@code wal_level} or {@code replication
    *     slots}
    * @param status how the check ended
-   * @param summary one line: what was found ({@code wal_level = logical}) when passed, the
-   *     failure's description when failed, why the check did not run when skipped
+   * @param summary one line: what was found ({@code wal_level = logical}) when passed, what to know
+   *     and how to fix it when warned, the failure's description when failed, why the check did not
+   *     run when skipped
    * @param failure the failure, with its kind, description and hint; non-null exactly when {@code
    *     status} is {@link Status#FAILED}
    */
@@ -69,10 +78,10 @@ public final class Preflight {
     /**
      * Returns whether the check passed.
      *
-     * @return true for {@link Status#PASSED}
+     * @return true for {@link Status#PASSED} and {@link Status#WARNING}: a start goes ahead
      */
     public boolean passed() {
-      return status == Status.PASSED;
+      return status == Status.PASSED || status == Status.WARNING;
     }
   }
 

@@ -67,14 +67,21 @@ final class CheckCommand implements Callable<Integer> {
     }
     PrintStream out = context.out();
     int failed = 0;
+    int warned = 0;
     for (Preflight.Check c : checks) {
       out.println(line(c));
       if (c.status() == Preflight.Status.FAILED) {
         failed++;
+      } else if (c.status() == Preflight.Status.WARNING) {
+        warned++;
       }
     }
     if (failed == 0) {
-      out.println("pgetl check: all " + checks.size() + " checks passed");
+      out.println(
+          "pgetl check: all "
+              + checks.size()
+              + " checks passed"
+              + (warned == 0 ? "" : " (" + warned + (warned == 1 ? " warning)" : " warnings)")));
       return 0;
     }
     out.println(
@@ -87,8 +94,9 @@ final class CheckCommand implements Callable<Integer> {
   }
 
   /**
-   * Returns the line of one check: {@code ok <what was found>}, {@code FAIL <check>: <kind>:
-   * <description> (<detail>) — <hint>} or {@code skip <check>: <why>}.
+   * Returns the line of one check: {@code ok <what was found>}, {@code warn <check>: <what to
+   * know>}, {@code FAIL <check>: <kind>: <description> (<detail>) — <hint>} or {@code skip <check>:
+   * <why>}.
    *
    * @param c the check
    * @return the line
@@ -96,6 +104,7 @@ final class CheckCommand implements Callable<Integer> {
   static String line(Preflight.Check c) {
     return switch (c.status()) {
       case PASSED -> "ok   " + ErrorReport.singleLine(c.summary());
+      case WARNING -> "warn " + c.name() + ": " + ErrorReport.singleLine(c.summary());
       case SKIPPED -> "skip " + c.name() + ": " + ErrorReport.singleLine(c.summary());
       case FAILED -> {
         EtlException e = Objects.requireNonNull(c.failure(), "a failed check carries its failure");

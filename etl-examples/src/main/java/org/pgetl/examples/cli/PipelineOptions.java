@@ -63,6 +63,15 @@ final class PipelineOptions {
               + " while it copies (default: ${DEFAULT-VALUE}).")
   int maxTableSyncWorkers;
 
+  @Option(
+      names = "--require-replica-identity",
+      description =
+          "Make a table without a replica identity (no primary key, REPLICA IDENTITY NOTHING)"
+              + " an error of that table, in a publication of UPDATE or DELETE; by default it is"
+              + " copied and its INSERTs and TRUNCATEs replicated, as PostgreSQL's own subscriber"
+              + " does.")
+  boolean requireReplicaIdentity;
+
   /**
    * Returns the source's connection settings; a URL without a password takes it from {@code
    * PGPASSWORD}.
@@ -94,7 +103,8 @@ final class PipelineOptions {
         .pipelineId(pipelineId)
         .publication(publication)
         .source(source)
-        .maxTableSyncWorkers(maxTableSyncWorkers);
+        .maxTableSyncWorkers(maxTableSyncWorkers)
+        .requireReplicaIdentity(requireReplicaIdentity);
   }
 
   /**

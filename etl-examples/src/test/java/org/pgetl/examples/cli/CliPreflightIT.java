@@ -171,19 +171,21 @@ class CliPreflightIT {
   }
 
   @Test
-  void aTableWithoutReplicaIdentity() {
-    String line =
-        failsAlone(
-            db,
-            url(db, db.user(), db.password()),
-            "no_key_pub",
-            "no_key",
-            "etl",
-            "SOURCE_REPLICA_IDENTITY_ERROR");
-    assertThat(line)
-        .startsWith("FAIL replica identity: SOURCE_REPLICA_IDENTITY_ERROR: publication no_key_pub")
+  void aTableWithoutReplicaIdentityIsAWarningAndCheckPasses() {
+    CliRun.Finished check =
+        CliRun.run(args("check", url(db, db.user(), db.password()), "no_key_pub", "no_key", "etl"));
+    assertThat(check.exitCode()).as(check.out() + check.err()).isZero();
+    List<String> lines = check.out().lines().toList();
+    assertThat(lines)
+        .filteredOn(l -> l.startsWith("warn "))
+        .singleElement()
+        .asString()
+        .startsWith("warn replica identity: 1 table without a replica identity (copied, INSERT and")
         .contains("table public.no_key has no primary key")
         .contains("ALTER TABLE public.no_key REPLICA IDENTITY FULL");
+    assertThat(lines).noneMatch(l -> l.startsWith("FAIL "));
+    assertThat(lines.get(lines.size() - 1))
+        .isEqualTo("pgetl check: all 9 checks passed (1 warning)");
   }
 
   @Test

@@ -367,10 +367,13 @@ public final class Engine {
       catalog.requirePublication(config.publication());
       List<TableId> published = catalog.publicationTables(config.publication());
       if (published.isEmpty()) {
-        throw new EtlException(
-            ErrorKind.PUBLICATION_NOT_FOUND,
-            "publication " + config.publication() + " publishes no table",
-            "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
+        // as PostgreSQL's subscriber: start, and copy each table the publication gains later
+        LOG.warn(
+            "pipeline {}: publication {} publishes no table; the pipeline streams nothing until a"
+                + " table is added (ALTER PUBLICATION {} ADD TABLE ...), then copies it",
+            pipelineId,
+            config.publication(),
+            config.publication());
       }
       reconcile(c, catalog, published);
       SlotAdmin slots = new SlotAdmin(c, ticker);

@@ -186,6 +186,17 @@ final class PreflightMessages {
   }
 
   /**
+   * Names the row-changing operations a publication publishes besides INSERT.
+   *
+   * @param updates whether it publishes UPDATE
+   * @param deletes whether it publishes DELETE
+   * @return {@code UPDATE and DELETE}, {@code UPDATE} or {@code DELETE}
+   */
+  static String changeOperations(boolean updates, boolean deletes) {
+    return updates && deletes ? "UPDATE and DELETE" : updates ? "UPDATE" : "DELETE";
+  }
+
+  /**
    * Joins names into one list, naming at most {@link #MAX_NAMED} of them.
    *
    * @param names the names

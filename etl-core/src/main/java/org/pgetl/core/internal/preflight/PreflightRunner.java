@@ -152,16 +152,7 @@ public final class PreflightRunner {
         out.add(role(c));
         try {
           publication = publication(new PgCatalog(c));
-          out.add(
-              ok(
-                  PUBLICATION,
-                  "publication "
-                      + config.publication()
-                      + " publishes "
-                      + count(publication.tables().size(), "table")
-                      + " ("
-                      + operations(publication.info())
-                      + ")"));
+          out.add(publicationCheck(publication));
         } catch (EtlException e) {
           out.add(fail(PUBLICATION, e));
         }
@@ -308,12 +299,6 @@ public final class PreflightRunner {
   private Publication publication(PgCatalog catalog) {
     PublicationInfo info = catalog.requirePublication(config.publication());
     Map<TableId, PublishedTable> tables = catalog.publishedTables(config.publication());
-    if (tables.isEmpty()) {
-      throw new EtlException(
-          ErrorKind.PUBLICATION_NOT_FOUND,
-          "publication " + config.publication() + " publishes no table",
-          "add tables with ALTER PUBLICATION " + config.publication() + " ADD TABLE ...");
-    }
     Map<TableId, TableName> names = catalog.tableNames(new ArrayList<>(tables.keySet()));
     Map<TableId, List<TableId>> reads = new LinkedHashMap<>();
     for (TableId t : tables.keySet()) {
@@ -322,6 +307,32 @@ public final class PreflightRunner {
       reads.put(t, leaves.isEmpty() ? List.of(t) : leaves);
     }
     return new Publication(info, tables, names, reads);
+  }
+
+  private Check publicationCheck(Publication p) {
+    if (p.tables().isEmpty()) {
+      // as PostgreSQL's subscriber: the pipeline starts, and the publication watch copies each
+      // table added later
+      return warn(
+          PUBLICATION,
+          "publication "
+              + config.publication()
+              + " publishes no table ("
+              + operations(p.info())
+              + "): the pipeline starts, streams nothing and copies each table added later with"
+              + " ALTER PUBLICATION "
+              + config.publication()
+              + " ADD TABLE ...");
+    }
+    return ok(
+        PUBLICATION,
+        "publication "
+            + config.publication()
+            + " publishes "
+            + count(p.tables().size(), "table")
+            + " ("
+            + operations(p.info())
+            + ")");
   }
 
   private static String operations(PublicationInfo p) {
@@ -472,16 +483,13 @@ public final class PreflightRunner {
         }
       }
     }
-    String what =
-        info.updates() && info.deletes()
-            ? "UPDATE and DELETE"
-            : info.updates() ? "UPDATE" : "DELETE";
+    String what = PreflightMessages.changeOperations(info.updates(), info.deletes());
     if (problems.isEmpty()) {
       return ok(
           IDENTITY,
-          "replica identity: every one of the "
-              + count(checked, "table")
-              + " has one (the publication publishes "
+          "replica identity: "
+              + (checked == 1 ? "the one table has one" : "all " + checked + " tables have one")
+              + " (the publication publishes "
               + what
               + ")");
     }
@@ -492,16 +500,22 @@ public final class PreflightRunner {
                 + "; and "
                 + (problems.size() - PreflightMessages.MAX_NAMED)
                 + " more tables";
-    return fail(
+    // PostgreSQL itself refuses UPDATE and DELETE on such a table at the source, so nothing it
+    // commits is lost: the table is replicated as its own subscriber replicates it
+    return warn(
         IDENTITY,
-        new EtlException(
-            ErrorKind.SOURCE_REPLICA_IDENTITY_ERROR,
-            "publication "
-                + config.publication()
-                + " publishes "
-                + what
-                + ", which PostgreSQL refuses on a table without a replica identity: "
-                + listed));
+        count(problems.size(), "table")
+            + " without a replica identity ("
+            + (config.requireReplicaIdentity()
+                ? "requireReplicaIdentity is on: such a table goes to its error state and is not"
+                    + " copied; the other tables replicate"
+                : "copied, INSERT and TRUNCATE replicated; PostgreSQL refuses "
+                    + what
+                    + " on such a table at the source while publication "
+                    + config.publication()
+                    + " publishes it")
+            + "): "
+            + listed);
   }
 
   /**
@@ -608,6 +622,10 @@ public final class PreflightRunner {
 
   static Check fail(String name, EtlException failure) {
     return new Check(name, Status.FAILED, failure.description(), failure);
+  }
+
+  static Check warn(String name, String summary) {
+    return new Check(name, Status.WARNING, summary, null);
   }
 
   static Check skip(String name, String reason) {

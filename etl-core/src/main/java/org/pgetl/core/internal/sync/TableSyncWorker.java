@@ -23,12 +23,14 @@ import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.CreatedSlot;
 import org.pgetl.core.internal.pg.PgCatalog;
+import org.pgetl.core.internal.pg.PublicationInfo;
 import org.pgetl.core.internal.pg.PublishedTable;
 import org.pgetl.core.internal.pg.ReplicationConnection;
 import org.pgetl.core.internal.pg.ReplicationStream;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.pg.SnapshotMode;
+import org.pgetl.core.internal.pg.TableIdentity;
 import org.pgetl.core.internal.pg.TableSize;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
@@ -37,6 +39,7 @@ import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
+import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
@@ -121,6 +124,42 @@ final class TableSyncWorker {
     }
   }
 
+  /**
+   * Fails the table, before anything is copied, when it has no replica identity and the publication
+   * publishes UPDATE or DELETE ({@code requireReplicaIdentity}).
+   */
+  private void requireIdentity(PgCatalog catalog) {
+    PublicationInfo info = catalog.requirePublication(ctx.config.publication());
+    if (!info.updates() && !info.deletes()) {
+      return;
+    }
+    TableIdentity identity = catalog.replicaIdentity(table);
+    if (identity.kind() != IdentityKind.NOTHING) {
+      return;
+    }
+    TableName tableName = catalog.tableSchema(table).name();
+    String name = tableName.quoted();
+    String why =
+        switch (identity.setting()) {
+          case NOTHING -> "has REPLICA IDENTITY NOTHING";
+          case INDEX -> "lost its replica identity index";
+          default -> "has no primary key";
+        };
+    throw new EtlException(
+        ErrorKind.SOURCE_REPLICA_IDENTITY_ERROR,
+        "table "
+            + tableName
+            + " "
+            + why
+            + ", and requireReplicaIdentity is on: it is not replicated",
+        "give it a primary key (ALTER TABLE "
+            + name
+            + " ADD PRIMARY KEY (...)) or run ALTER TABLE "
+            + name
+            + " REPLICA IDENTITY FULL, then retry the table (pgetl tables retry); or turn"
+            + " requireReplicaIdentity off to replicate its INSERTs and TRUNCATEs as they are");
+  }
+
   /** Drops this table's slot; a failure is logged: every start drops leftover slots anyway. */
   private boolean dropSlot() {
     try (Connection c = ctx.connector.openPlain(ApplicationNames.tableSync(pipelineId, table))) {
@@ -151,6 +190,9 @@ final class TableSyncWorker {
         return;
       }
       published = p.get();
+      if (ctx.config.requireReplicaIdentity()) {
+        requireIdentity(catalog);
+      }
       // the newest version the destination was told, with its identity and column list
       Optional<ReplicatedTableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
       previous =
