@@ -231,6 +231,22 @@ class RecordMapperTest {
   }
 
   @Test
+  void aTableWithoutColumnsGetsNullKeysAndAnEmptyAfter() {
+    ReplicatedTableSchema empty = SchemaBuilder.table(16501, "public.no_col").build();
+    ListSink sink = new ListSink();
+    mapper(true, false)
+        .events(
+            StreamId.APPLY,
+            tx(new Event.Insert(Lsn.parse("0/2000010"), COMMIT, 1, empty, TableRow.of())),
+            sink);
+    assertThat(sink.records).hasSize(1);
+    assertThat(sink.records.get(0).key()).isNull();
+    Struct value = (Struct) sink.records.get(0).value();
+    assertThat(value.getString("op")).isEqualTo("c");
+    assertThat(value.getStruct("after").schema().fields()).isEmpty();
+  }
+
+  @Test
   void topicsAreSanitizedAndSchemaNamesAreAvroNames() {
     TopicNamer namer = new TopicNamer("${prefix}.${schema}.${table}", "p", "p", "pub");
     assertThat(namer.topic(new org.pgetl.model.TableName("public", "Order Lines")))

@@ -109,6 +109,18 @@ public abstract class DestinationConformanceTests<D extends Destination> {
           .build();
 
   /** A second table with a primary key: id int8, v text. */
+  /** A table without a replica identity (no primary key): rows have no key at all. */
+  protected static final ReplicatedTableSchema KEYLESS =
+      SchemaBuilder.table(16404, "tck.keyless")
+          .column("a", "int8")
+          .column("b", "text")
+          .identity(IdentityKind.NOTHING)
+          .build();
+
+  /** A table without columns ({@code CREATE TABLE t ()}): only the number of its rows counts. */
+  protected static final ReplicatedTableSchema NO_COLUMNS =
+      SchemaBuilder.table(16405, "tck.no_columns").identity(IdentityKind.NOTHING).build();
+
   protected static final ReplicatedTableSchema OTHER =
       SchemaBuilder.table(16403, "tck.other").key("id", "int8").column("v", "text").build();
 
@@ -601,6 +613,49 @@ public abstract class DestinationConformanceTests<D extends Destination> {
         LOG,
         List.of(TableRow.of(1L, "z"), TableRow.of(3L, "c")),
         "after an update and a delete by whole old row");
+  }
+
+  /**
+   * A table without a replica identity receives its copy, inserts and truncates (the source refuses
+   * its updates and deletes): equal rows are kept as many times as they were written.
+   */
+  @Test
+  public void tableWithoutReplicaIdentityAppendsEqualRowsAndTruncates() {
+    copy(KEYLESS, List.of(List.of(TableRow.of(1L, "a"), TableRow.of(1L, "a"))));
+    Transactions log = new Transactions();
+    barrier(
+        log.begin()
+            .relation(KEYLESS)
+            .insert(KEYLESS, 2L, "b")
+            .insert(KEYLESS, 2L, "b")
+            .insert(KEYLESS, null, null)
+            .commit());
+    assertContents(
+        KEYLESS,
+        List.of(
+            TableRow.of(1L, "a"),
+            TableRow.of(1L, "a"),
+            TableRow.of(2L, "b"),
+            TableRow.of(2L, "b"),
+            TableRow.of(null, null)),
+        "after a copy and inserts of equal rows into a table without a replica identity");
+    barrier(log.begin().truncate(KEYLESS).insert(KEYLESS, 3L, "c").commit());
+    assertContents(
+        KEYLESS, List.of(TableRow.of(3L, "c")), "after a TRUNCATE of a table without identity");
+  }
+
+  /** A table without columns keeps the number of its rows, through copy, inserts and truncate. */
+  @Test
+  public void tableWithoutColumnsKeepsItsRowCount() {
+    copy(NO_COLUMNS, List.of(List.of(TableRow.of(), TableRow.of())));
+    Transactions log = new Transactions();
+    barrier(log.begin().relation(NO_COLUMNS).insert(NO_COLUMNS).commit());
+    assertContents(
+        NO_COLUMNS,
+        List.of(TableRow.of(), TableRow.of(), TableRow.of()),
+        "after a copy of two empty rows and an insert of one");
+    barrier(log.begin().truncate(NO_COLUMNS).commit());
+    assertContents(NO_COLUMNS, List.of(), "after a TRUNCATE of a table without columns");
   }
 
   /** A truncate clears the tables it names, and only those. */
