@@ -93,13 +93,14 @@ public final class Pipeline implements AutoCloseable {
   }
 
   /**
-   * Starts the pipeline: connects, runs the {@link Preflight} checks, prepares the table states,
+   * Starts the pipeline: connects, runs the {@link Preflight} checks, sets up the store when it
+   * needs it ({@link PipelineStore#setUp()}, after the checks passed), prepares the table states,
    * calls the destination's {@code startup}, and starts the workers. Returns once the workers run.
-   * A failed preflight check leaves nothing behind: no slot, no state row.
+   * A failed preflight check leaves nothing behind: no slot, no state row, no store schema.
    *
-   * @throws EtlException when the source cannot be reached (wrong password, no server), a preflight
-   *     check fails (the first failure, the others suppressed in it), the store fails, the
-   *     destination fails to start, or the pipeline was already started
+   * @throws EtlException when the source cannot be reached (wrong password, no server), preflight
+   *     checks fail (one exception naming every failed check, see {@link Preflight#failure}), the
+   *     store fails, the destination fails to start, or the pipeline was already started
    */
   public void start() {
     engine.start();

@@ -1,5 +1,6 @@
 package org.pgetl;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -16,7 +17,7 @@ import org.pgetl.store.PipelineStore;
  * the publication publishes updates or deletes for, free replication slots and WAL senders, and the
  * state store. A table without a replica identity and an empty publication are {@linkplain
  * Status#WARNING warnings}: the pipeline starts, as PostgreSQL's own subscriber does. {@code
- * start()} fails with the first failed check (the other failures suppressed in it); {@link #run}
+ * start()} fails with one exception that names every failed check ({@link #failure}); {@link #run}
  * runs them alone, for a deployment check, without starting anything:
  *
  * <pre>{@code
@@ -26,9 +27,15 @@ import org.pgetl.store.PipelineStore;
  * }</pre>
  *
  * <p>The checks only read: the source's catalog and settings, and the store through {@link
- * PipelineStore#loadTableStates()} and {@link PipelineStore#progress}. A check that depends on
- * another one that failed (every check on the source needs a connection; the table checks need the
- * publication; the slot count needs the table states) is {@linkplain Status#SKIPPED skipped}.
+ * PipelineStore#setupNeeded()}, {@link PipelineStore#loadTableStates()} and {@link
+ * PipelineStore#progress}. A store that needs setting up (a {@code PostgresStore} opened without
+ * migrating, whose schema does not exist yet) passes the store check with what a start will create,
+ * or fails it when the store's role could not create it; its table states are then taken as empty.
+ * A store whose opening already created its schema ({@code PostgresStore.builder().build()}) did so
+ * before these checks: open it without migrating for a check that changes nothing. A check that
+ * depends on another one that failed (every check on the source needs a connection; the table
+ * checks need the publication; the slot count needs the table states) is {@linkplain Status#SKIPPED
+ * skipped}.
  */
 // its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
 @SuppressWarnings("exports")
@@ -110,26 +117,46 @@ public final class Preflight {
   }
 
   /**
-   * Returns the failure of a list of checks: the first failed check's, with the other failures
-   * suppressed in it, as {@link Pipeline#start()} throws it.
+   * Returns the failure of a list of checks, as {@link Pipeline#start()} throws it: the failed
+   * check's own failure when one failed; when several failed, one exception of the first one's kind
+   * whose description names every failed check with its description and detail ({@code 2 preflight
+   * checks failed: (1) replication privilege: ...; (2) state store: ...}), the first failure as its
+   * cause and the others suppressed in it.
    *
    * @param checks the results of {@link #run}
    * @return the failure, or empty when no check failed
    */
   public static Optional<EtlException> failure(List<Check> checks) {
-    @Nullable EtlException first = null;
+    List<Check> failed = new ArrayList<>();
     for (Check c : checks) {
       EtlException e = c.failure();
-      if (e == null || e == first) {
-        continue;
-      }
-      if (first == null) {
-        first = e;
-      } else if (!List.of(first.getSuppressed()).contains(e)) {
-        // asked twice, the same failure is suppressed once
-        first.addSuppressed(e);
+      // a failure that stops several checks is named once
+      if (e != null && failed.stream().noneMatch(f -> f.failure() == e)) {
+        failed.add(c);
       }
     }
-    return Optional.ofNullable(first);
+    if (failed.isEmpty()) {
+      return Optional.empty();
+    }
+    EtlException first = Objects.requireNonNull(failed.get(0).failure());
+    if (failed.size() == 1) {
+      return Optional.of(first);
+    }
+    StringBuilder description =
+        new StringBuilder().append(failed.size()).append(" preflight checks failed: ");
+    for (int i = 0; i < failed.size(); i++) {
+      Check c = failed.get(i);
+      EtlException e = Objects.requireNonNull(c.failure());
+      description.append(i == 0 ? "" : "; ").append('(').append(i + 1).append(") ");
+      description.append(c.name()).append(": ").append(e.description());
+      if (e.detail() != null && !e.detail().isBlank()) {
+        description.append(" (").append(e.detail()).append(')');
+      }
+    }
+    EtlException all = new EtlException(first.kind(), description.toString(), null, first);
+    for (Check c : failed.subList(1, failed.size())) {
+      all.addSuppressed(Objects.requireNonNull(c.failure()));
+    }
+    return Optional.of(all);
   }
 }

@@ -282,6 +282,35 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    */
   Lease lease(String holder);
 
+  // --- set-up
+
+  /**
+   * Says, reading only, what the store must create before a pipeline can use it: nothing for a
+   * store that is ready, or one line such as {@code schema etl does not exist; start will create
+   * it}. {@link org.pgetl.Preflight} reports it as the state store check, and {@link
+   * org.pgetl.Pipeline#start()} calls {@link #setUp()} only after every preflight check passed, so
+   * a start that fails a check creates nothing and reports the store's problem with the others. The
+   * default says nothing is needed.
+   *
+   * @return what {@link #setUp()} would create, or empty when the store is ready
+   * @throws org.pgetl.error.EtlException of kind {@code STATE_STORE_ERROR} when the store cannot be
+   *     read, or of kind {@code PERMISSION_DENIED} when the set-up is needed and the store's role
+   *     may not do it (the description names the grant)
+   */
+  default Optional<String> setupNeeded() {
+    return Optional.empty();
+  }
+
+  /**
+   * Creates what {@link #setupNeeded()} said was missing (for a database store: its schema and
+   * tables). {@link org.pgetl.Pipeline#start()} calls it after the preflight checks passed, before
+   * it takes the lease. Idempotent; safe when several processes call it at once. The default does
+   * nothing.
+   *
+   * @throws org.pgetl.error.EtlException of kind {@code STATE_STORE_ERROR} when the set-up fails
+   */
+  default void setUp() {}
+
   /** Releases the store's resources (connection pool). Idempotent. */
   @Override
   default void close() {}

@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code pgetl check}: runs the checks that {@code pgetl replicate} runs before it starts (see
- * {@link Preflight}), prints one line per check, and creates no slot and no state row.
+ * {@link Preflight}) and prints one line per check. It only reads: no slot, no row, no schema, in
+ * any database; a store schema that does not exist yet is reported as what a start will create.
  */
 @Command(
     name = "check",
@@ -26,7 +27,9 @@ import picocli.CommandLine.Option;
       "Checks that a pipeline can start, without starting it: wal_level, the role's REPLICATION"
           + " attribute, the publication, SELECT on the tables the copy reads, their replica"
           + " identity, free replication slots and WAL senders, and the state store. Prints one"
-          + " line per check to stdout; creates no slot and no state row.",
+          + " line per check to stdout. Read-only: creates no slot, no row and no schema in any"
+          + " database; a missing store schema is reported as what replicate will create, and"
+          + " fails the check when the role may not create it.",
     },
     footer = {
       "",

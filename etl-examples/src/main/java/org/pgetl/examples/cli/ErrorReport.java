@@ -51,7 +51,13 @@ final class ErrorReport {
     if (hint != null && !hint.isBlank()) {
       sb.append(". hint: ").append(singleLine(hint));
     }
-    int others = e.getSuppressed().length;
+    int others = 0;
+    for (Throwable s : e.getSuppressed()) {
+      // failed preflight checks are named in the description already
+      if (!(s instanceof EtlException named && e.description().contains(named.description()))) {
+        others++;
+      }
+    }
     if (others > 0) {
       sb.append(" [+").append(others).append(" more, see --verbose]");
     }

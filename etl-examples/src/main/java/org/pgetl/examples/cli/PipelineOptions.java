@@ -125,8 +125,8 @@ final class PipelineOptions {
   }
 
   /**
-   * Opens the state store (a PostgreSQL store creates or migrates its schema, as {@code replicate}
-   * does).
+   * Opens the state store without creating anything (a PostgreSQL store's schema is created or
+   * migrated by the pipeline's start, after its preflight checks).
    *
    * @param source the source's settings
    * @return the open store; close it

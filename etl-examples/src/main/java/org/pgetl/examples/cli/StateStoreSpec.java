@@ -52,7 +52,10 @@ record StateStoreSpec(Kind kind, @Nullable String url) {
   }
 
   /**
-   * Opens the store.
+   * Opens the store without creating or migrating anything: a PostgreSQL store's schema is set up
+   * by the pipeline's start, after its preflight checks passed ({@link
+   * PostgresStore.Builder#buildWithoutMigrating()}), so {@code check} changes nothing and a failed
+   * {@code replicate} names the store's problem with the others.
    *
    * @param source the source database (for {@code source})
    * @param pipelineId the pipeline id
@@ -63,7 +66,11 @@ record StateStoreSpec(Kind kind, @Nullable String url) {
     return switch (kind) {
       case MEMORY -> new MemoryStore(pipelineId);
       case SOURCE ->
-          PostgresStore.builder().connection(source).schema(schema).pipelineId(pipelineId).build();
+          PostgresStore.builder()
+              .connection(source)
+              .schema(schema)
+              .pipelineId(pipelineId)
+              .buildWithoutMigrating();
       case URL ->
           PostgresStore.builder()
               .connection(
@@ -71,7 +78,7 @@ record StateStoreSpec(Kind kind, @Nullable String url) {
                       Objects.requireNonNull(url, "parse() gives a URL store its URL")))
               .schema(schema)
               .pipelineId(pipelineId)
-              .build();
+              .buildWithoutMigrating();
     };
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,18 @@ class CliPreflightIT {
         "CREATE PUBLICATION no_key_pub FOR TABLE items, no_key",
         "CREATE ROLE " + role + " LOGIN REPLICATION PASSWORD 'pw'",
         "CREATE ROLE " + role + "_norepl LOGIN PASSWORD 'pw'",
-        "GRANT SELECT ON items TO " + role + ", " + role + "_norepl",
+        // REPLICATION without CREATE on the database; neither of the two
+        "CREATE ROLE " + role + "_nocreate LOGIN REPLICATION PASSWORD 'pw'",
+        "CREATE ROLE " + role + "_bare LOGIN PASSWORD 'pw'",
+        "GRANT SELECT ON items TO "
+            + role
+            + ", "
+            + role
+            + "_norepl, "
+            + role
+            + "_nocreate, "
+            + role
+            + "_bare",
         // each role keeps its state in a schema of its own, which it creates
         "GRANT CREATE ON DATABASE " + db.name() + " TO " + role + ", " + role + "_norepl");
   }
@@ -45,9 +57,11 @@ class CliPreflightIT {
   @AfterAll
   static void dropRoles() {
     db.execute(
-        "DROP OWNED BY " + role + ", " + role + "_norepl",
+        "DROP OWNED BY " + role + ", " + role + "_norepl, " + role + "_nocreate, " + role + "_bare",
         "DROP ROLE " + role,
-        "DROP ROLE " + role + "_norepl");
+        "DROP ROLE " + role + "_norepl",
+        "DROP ROLE " + role + "_nocreate",
+        "DROP ROLE " + role + "_bare");
   }
 
   private static String url(TestDatabase d, String user, String password) {
@@ -109,10 +123,23 @@ class CliPreflightIT {
         "SELECT count(*) FROM " + schema + ".replication_state WHERE pipeline_id = ?", pipeline);
   }
 
+  /** The schemas, relations and slots of a database, sorted: what a read-only check keeps. */
+  private static List<List<@Nullable String>> catalogs(TestDatabase d) {
+    return d.queryRows(
+        "SELECT 'namespace', oid::text, nspname FROM pg_namespace"
+            + " UNION ALL SELECT 'class', oid::text, relname || ' in ' || relnamespace::text"
+            + " FROM pg_class"
+            + " UNION ALL SELECT 'slot', slot_name::text, plugin::text FROM pg_replication_slots"
+            + " WHERE database = current_database()"
+            + " ORDER BY 1, 2, 3");
+  }
+
   @Test
-  void checkOnAGoodSetupPrintsOnlyOkLinesExitsZeroAndCreatesNothing() {
+  void checkOnAGoodSetupPrintsOnlyOkLinesExitsZeroAndChangesNoCatalog() {
+    List<List<@Nullable String>> before = catalogs(db);
     CliRun.Finished r =
         CliRun.run(args("check", url(db, role, "pw"), "items_pub", "good", "store_" + role));
+    assertThat(catalogs(db)).isEqualTo(before);
     assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
     List<String> lines = r.out().lines().toList();
     assertThat(lines).hasSize(10);
@@ -123,7 +150,13 @@ class CliPreflightIT {
             "ok   role " + role + " has REPLICATION",
             "ok   publication items_pub publishes 1 table (insert, update, delete, truncate)",
             "ok   SELECT on the 1 table the copy reads",
-            "ok   state store: reachable, 0 table states, apply progress none");
+            "ok   state store: schema store_"
+                + role
+                + " does not exist; start will create it (needs CREATE on database "
+                + db.name()
+                + ", which role "
+                + role
+                + " has)");
     assertThat(lines.get(9)).isEqualTo("pgetl check: all 9 checks passed");
     assertThat(r.err()).isEmpty();
     assertThat(db.replicationSlots()).isEmpty();
@@ -158,6 +191,54 @@ class CliPreflightIT {
     assertThat(line)
         .startsWith("FAIL replication privilege: PERMISSION_DENIED: role " + role + "_norepl")
         .contains("ALTER ROLE " + role + "_norepl REPLICATION");
+  }
+
+  @Test
+  void aRoleWithoutCreateOnTheDatabaseForTheStoreInTheSource() {
+    List<List<@Nullable String>> before = catalogs(db);
+    String line =
+        failsAlone(
+            db,
+            url(db, role + "_nocreate", "pw"),
+            "items_pub",
+            "no_create",
+            "store_nocreate",
+            "PERMISSION_DENIED");
+    assertThat(line)
+        .startsWith(
+            "FAIL state store: PERMISSION_DENIED: schema store_nocreate does not exist in database "
+                + db.name()
+                + " and role "
+                + role
+                + "_nocreate has no CREATE on the database")
+        .contains("GRANT CREATE ON DATABASE " + db.name() + " TO " + role + "_nocreate");
+    assertThat(catalogs(db)).isEqualTo(before);
+  }
+
+  @Test
+  void replicateByARoleWithoutReplicationNorCreateNamesBothInItsOneErrorLine() {
+    List<List<@Nullable String>> before = catalogs(db);
+    String url = url(db, role + "_bare", "pw");
+
+    CliRun.Finished check = CliRun.run(args("check", url, "items_pub", "bare", "store_bare"));
+    assertThat(check.exitCode()).as(check.out() + check.err()).isEqualTo(Main.EXIT_FAILURE);
+    assertThat(check.out().lines().filter(l -> l.startsWith("FAIL ")))
+        .as(check.out())
+        .extracting(l -> l.substring(0, l.indexOf(':')))
+        .containsExactly("FAIL replication privilege", "FAIL state store");
+
+    CliRun.Finished replicate =
+        CliRun.run(args("replicate", url, "items_pub", "bare", "store_bare"));
+    assertThat(replicate.exitCode()).isEqualTo(Main.EXIT_FAILURE);
+    assertThat(replicate.errLines()).hasSize(1);
+    assertThat(replicate.errLines().get(0))
+        .startsWith(
+            "error: PERMISSION_DENIED: 2 preflight checks failed: (1) replication privilege:")
+        .contains("ALTER ROLE " + role + "_bare REPLICATION")
+        .contains("(2) state store: schema store_bare does not exist")
+        .contains("GRANT CREATE ON DATABASE " + db.name() + " TO " + role + "_bare")
+        .doesNotContain("[+");
+    assertThat(catalogs(db)).isEqualTo(before);
   }
 
   @Test

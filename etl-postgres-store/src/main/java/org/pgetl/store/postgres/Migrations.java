@@ -2,9 +2,14 @@ package org.pgetl.store.postgres;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.zip.CRC32;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -142,6 +147,140 @@ final class Migrations {
       }
     }
     return applied.equals(VERSIONS);
+  }
+
+  /**
+   * Says, reading only, what {@link #migrate} would do to the schema: nothing when its history
+   * holds every migration of this jar, otherwise one line naming what a start creates and the
+   * privilege that needs, which the role has. No lock is taken: a migration under way at the same
+   * time shows as not done yet.
+   *
+   * @param c a connection to the store's database, as the store's role
+   * @param schema the store's schema
+   * @return empty when the schema is up to date, else what a start will create
+   * @throws EtlException of kind {@code PERMISSION_DENIED} when the role may not create what is
+   *     missing (the description names the grant), {@code STATE_STORE_ERROR} when the history
+   *     records a failed migration
+   * @throws SQLException when the catalog cannot be read
+   */
+  static Optional<String> setupNeeded(Connection c, String schema) throws SQLException {
+    String database;
+    String databaseSql;
+    String role;
+    boolean databaseCreate;
+    boolean schemaExists;
+    boolean schemaCreate;
+    String schemaSql;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT current_database(), quote_ident(current_database()), quote_ident(current_user),"
+                + " has_database_privilege(current_user, current_database(), 'CREATE'),"
+                + " n.oid IS NOT NULL,"
+                + " coalesce(has_schema_privilege(current_user, n.oid, 'CREATE'), false),"
+                + " quote_ident(?)"
+                + " FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = ?")) {
+      ps.setString(1, schema);
+      ps.setString(2, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        database = rs.getString(1);
+        databaseSql = rs.getString(2);
+        role = rs.getString(3);
+        databaseCreate = rs.getBoolean(4);
+        schemaExists = rs.getBoolean(5);
+        schemaCreate = rs.getBoolean(6);
+        // as an operator would type it in the grant the message names
+        schemaSql = rs.getString(7);
+      }
+    }
+    if (!schemaExists) {
+      if (!databaseCreate) {
+        throw new EtlException(
+            ErrorKind.PERMISSION_DENIED,
+            "schema "
+                + schema
+                + " does not exist in database "
+                + database
+                + " and role "
+                + role
+                + " has no CREATE on the database to create it at start: GRANT CREATE ON DATABASE "
+                + databaseSql
+                + " TO "
+                + role
+                + ", or create it for the role: CREATE SCHEMA "
+                + schemaSql
+                + " AUTHORIZATION "
+                + role);
+      }
+      return Optional.of(
+          "schema "
+              + schema
+              + " does not exist; start will create it (needs CREATE on database "
+              + database
+              + ", which role "
+              + role
+              + " has)");
+    }
+    Set<String> applied = new TreeSet<>();
+    Set<String> failed = new TreeSet<>();
+    String history = TableName.quoteIdentifier(schema) + "." + HISTORY_TABLE;
+    boolean hasHistory;
+    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, history);
+      try (ResultSet rs = ps.executeQuery()) {
+        hasHistory = rs.next() && rs.getBoolean(1);
+      }
+    }
+    if (hasHistory) {
+      try (Statement st = c.createStatement();
+          ResultSet rs =
+              st.executeQuery(
+                  "SELECT version, success FROM " + history + " WHERE version IS NOT NULL")) {
+        while (rs.next()) {
+          (rs.getBoolean(2) ? applied : failed).add(rs.getString(1));
+        }
+      }
+    }
+    if (!failed.isEmpty()) {
+      throw new EtlException(
+          ErrorKind.STATE_STORE_ERROR,
+          "the history of store schema "
+              + schema
+              + " records a failed migration (version "
+              + String.join(", ", failed)
+              + "): undo what it left and delete its row from "
+              + history
+              + " before starting");
+    }
+    Set<String> missing = new TreeSet<>(VERSIONS);
+    missing.removeAll(applied);
+    if (missing.isEmpty()) {
+      return Optional.empty();
+    }
+    String what =
+        hasHistory
+            ? "schema " + schema + " lacks migrations " + String.join(", ", missing)
+            : "schema " + schema + " exists without the store's tables";
+    if (!schemaCreate) {
+      throw new EtlException(
+          ErrorKind.PERMISSION_DENIED,
+          what
+              + " and role "
+              + role
+              + " has no CREATE on it to add them at start: GRANT CREATE ON SCHEMA "
+              + schemaSql
+              + " TO "
+              + role);
+    }
+    return Optional.of(
+        what
+            + "; start will "
+            + (hasHistory ? "migrate it" : "create them")
+            + " (needs CREATE on schema "
+            + schema
+            + ", which role "
+            + role
+            + " has)");
   }
 
   private static int runFlyway(PostgresStoreConfig config, DataSource dataSource) {

@@ -60,9 +60,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link Builder#build()} brings the schema up to date with the Flyway migrations in this jar
  * (serialised across processes, so several processes may start at once against an empty database),
- * then opens a small HikariCP pool whose sessions show as {@code pgetl:store:<pipeline>} in {@code
- * pg_stat_activity}. Every statement filters by the pipeline id: pipelines that share a database
- * never see each other's rows.
+ * then opens a small HikariCP pool; {@link Builder#buildWithoutMigrating()} opens the pool alone
+ * and leaves the migration to the pipeline's start, after its preflight checks. The pool's sessions
+ * show as {@code pgetl:store:<pipeline>} in {@code pg_stat_activity}. Every statement filters by
+ * the pipeline id: pipelines that share a database never see each other's rows.
  *
  * <p>Implementation notes. Table states, schema versions and destination metadata are cached;
  * {@code progress}, state history and lifecycle rows are always read from the database. A write
@@ -146,6 +147,30 @@ public final class PostgresStore implements PipelineStore {
     }
   }
 
+  /**
+   * Opens a store without reading or changing its schema: only its pool, whose first connection
+   * checks the settings. {@link #setupNeeded()} then says, reading only, whether the schema must be
+   * created or migrated, and {@link #setUp()} does it; {@link org.pgetl.Pipeline#start()} calls
+   * that after its preflight checks passed, so a start that fails a check creates nothing and names
+   * every failed check at once, and {@link org.pgetl.Preflight#run} with this store changes nothing
+   * in any database. Any other method needs the schema to be up to date.
+   *
+   * @param config the settings
+   * @return the open store; close it to release its connections
+   * @throws EtlException of kind {@code STATE_STORE_ERROR} when the database cannot be reached
+   */
+  public static PostgresStore openWithoutMigrating(PostgresStoreConfig config) {
+    Objects.requireNonNull(config, "config");
+    DataSource dataSource = ConnectionSettings.dataSource(config);
+    HikariDataSource pool = createPool(config, dataSource);
+    LOG.info(
+        "state store open without migrating for pipeline {} in schema {} at {}",
+        config.pipelineId(),
+        config.schema(),
+        config.connection().describe());
+    return new PostgresStore(config, pool, dataSource);
+  }
+
   private static HikariDataSource createPool(PostgresStoreConfig config, DataSource dataSource) {
     HikariConfig hc = new HikariConfig();
     hc.setDataSource(dataSource);
@@ -181,6 +206,32 @@ public final class PostgresStore implements PipelineStore {
   @Override
   public String pipelineId() {
     return pipelineId;
+  }
+
+  // ---------------------------------------------------------------- set-up
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the catalog of the store's database: when the schema does not exist, a start creates
+   * it, which needs {@code CREATE} on the database; when it lacks migrations of this jar, a start
+   * applies them, which needs {@code CREATE} on the schema. The role's privilege is checked with
+   * {@code has_database_privilege} and {@code has_schema_privilege}.
+   */
+  @Override
+  public Optional<String> setupNeeded() {
+    return jdbc.autocommit(
+        "reading the version of the store schema", c -> Migrations.setupNeeded(c, config.schema()));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Runs the schema's migrations, as {@link #open} does.
+   */
+  @Override
+  public void setUp() {
+    Migrations.migrate(config, dataSource);
   }
 
   // ---------------------------------------------------------------- table states
@@ -1184,6 +1235,19 @@ public final class PostgresStore implements PipelineStore {
      */
     public PostgresStore build() {
       return open(config());
+    }
+
+    /**
+     * Validates the settings and opens the store without reading or changing its schema (see {@link
+     * PostgresStore#openWithoutMigrating}): a pipeline's start creates or migrates the schema after
+     * its preflight checks passed, and a {@link org.pgetl.Preflight#run} with it is read-only.
+     *
+     * @return the open store
+     * @throws EtlException of kind {@code CONFIG_ERROR} for an invalid setting, {@code
+     *     STATE_STORE_ERROR} when the database cannot be reached
+     */
+    public PostgresStore buildWithoutMigrating() {
+      return openWithoutMigrating(config());
     }
 
     /**

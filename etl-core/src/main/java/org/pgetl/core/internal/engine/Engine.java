@@ -184,11 +184,12 @@ public final class Engine {
   }
 
   /**
-   * Starts the pipeline: takes the pipeline's lease, runs the preflight checks ({@link
-   * org.pgetl.Preflight}), prepares table states, sweeps leftover slots, starts the destination and
-   * the supervisor. Runs on the caller's thread. When another instance holds the lease, it either
-   * fails ({@code FAIL_FAST}) or starts the supervisor as a standby ({@code STANDBY}) that takes
-   * over when the lease frees, touching nothing before.
+   * Starts the pipeline: sets up the store when it needs it (its schema, after the preflight checks
+   * passed), takes the pipeline's lease, runs the preflight checks ({@link org.pgetl.Preflight}),
+   * prepares table states, sweeps leftover slots, starts the destination and the supervisor. Runs
+   * on the caller's thread. When another instance holds the lease, it either fails ({@code
+   * FAIL_FAST}) or starts the supervisor as a standby ({@code STANDBY}) that takes over when the
+   * lease frees, touching nothing before.
    *
    * @throws EtlException when the store, the source, the publication or the destination fails, or
    *     another instance holds the lease and the instance mode is {@code FAIL_FAST}
@@ -202,6 +203,7 @@ public final class Engine {
       setPhase(Phase.RUNNING);
     }
     try {
+      setUpStore();
       Optional<Long> acquired = lease.tryAcquire();
       if (acquired.isEmpty()) {
         Optional<LeaseHolder> holder = lease.holder();
@@ -284,6 +286,29 @@ public final class Engine {
     }
     setPhase(initial() == null ? Phase.STARTING : Phase.RUNNING);
     startLeaseWatch();
+  }
+
+  /**
+   * Creates what the store lacks (its schema, on a first start) once the preflight checks passed: a
+   * start that cannot create it names that with every other failed check in one error, and a start
+   * that fails a check creates nothing. The store's lease lives in what it creates, so this runs
+   * before the lease; a store that is ready leaves the checks to {@link #takeOver}.
+   */
+  private void setUpStore() {
+    Optional<String> needed;
+    try {
+      needed = store.setupNeeded();
+    } catch (RuntimeException e) {
+      // the checks report it again, with whatever else fails; nothing stored says "retired" yet
+      new PreflightRunner(config, store, connector).require(false);
+      throw e;
+    }
+    if (needed.isEmpty()) {
+      return;
+    }
+    new PreflightRunner(config, store, connector).require(false);
+    LOG.info("pipeline {}: setting up the state store: {}", config.pipelineId(), needed.get());
+    store.setUp();
   }
 
   private static String describe(LeaseHolder h) {

@@ -108,7 +108,7 @@ public final class PreflightRunner {
    *
    * @param retiring whether the destination is retired at start (then only the connection and the
    *     store are checked)
-   * @throws EtlException the first failure, with the others suppressed in it
+   * @throws EtlException naming every failed check ({@link Preflight#failure})
    */
   public void require(boolean retiring) {
     List<Check> checks = run(retiring);
@@ -176,16 +176,23 @@ public final class PreflightRunner {
       Map<TableId, TableState> states = null;
       List<TableRequest> requests = List.of();
       try {
-        states = store.loadTableStates();
-        requests = store.tableRequests();
-        Optional<Lsn> progress = store.progress(ProgressKey.apply());
-        out.add(
-            ok(
-                STORE,
-                "state store: reachable, "
-                    + count(states.size(), "table state")
-                    + ", apply progress "
-                    + progress.map(Lsn::toString).orElse("none")));
+        Optional<String> setup = store.setupNeeded();
+        if (setup.isPresent()) {
+          // nothing is stored before the set-up: every published table is new
+          states = Map.of();
+          out.add(ok(STORE, "state store: " + setup.get()));
+        } else {
+          states = store.loadTableStates();
+          requests = store.tableRequests();
+          Optional<Lsn> progress = store.progress(ProgressKey.apply());
+          out.add(
+              ok(
+                  STORE,
+                  "state store: reachable, "
+                      + count(states.size(), "table state")
+                      + ", apply progress "
+                      + progress.map(Lsn::toString).orElse("none")));
+        }
       } catch (RuntimeException e) {
         out.add(fail(STORE, storeError(e)));
       }
@@ -582,7 +589,9 @@ public final class PreflightRunner {
   }
 
   private EtlException storeError(RuntimeException e) {
-    if (e instanceof EtlException etl && etl.kind() == ErrorKind.STATE_STORE_ERROR) {
+    if (e instanceof EtlException etl
+        && (etl.kind() == ErrorKind.STATE_STORE_ERROR
+            || etl.kind() == ErrorKind.PERMISSION_DENIED)) {
       return etl;
     }
     return new EtlException(
