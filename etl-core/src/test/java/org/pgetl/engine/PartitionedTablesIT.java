@@ -61,8 +61,9 @@ class PartitionedTablesIT {
 
   /**
    * While the pipeline runs: a sub-partitioned partition is created (events_c, leaf events_c4), and
-   * a table holding row 400 is attached (events_d); then every leaf gets inserts, updates (one
-   * moving a row to another partition) and deletes, through the root and through the leaves.
+   * a table holding row 400 (on PostgreSQL 15 and later) is attached (events_d); then every leaf
+   * gets inserts, updates (one moving a row to another partition) and deletes, through the root and
+   * through the leaves.
    */
   private static void changeTreeLive(TestDatabase db, String root) {
     execute(
@@ -71,8 +72,16 @@ class PartitionedTablesIT {
         "CREATE TABLE events_c PARTITION OF events FOR VALUES IN (4) PARTITION BY LIST (kind)",
         "CREATE TABLE events_c4 PARTITION OF events_c FOR VALUES IN (4)",
         "INSERT INTO events VALUES (30, 4, 'c4'), (31, 4, 'c4')",
-        "CREATE TABLE events_d (id int, kind int, v text, PRIMARY KEY (id, kind))",
-        "INSERT INTO events_d VALUES (400, 5, 'held before attach')",
+        "CREATE TABLE events_d (id int, kind int, v text, PRIMARY KEY (id, kind))");
+    if (db.serverVersionNum() >= 150000) {
+      // PostgreSQL 14's pgoutput keeps deciding that a table it saw a change of while it was not
+      // published is still not published after it is attached, until the publication changes
+      // (docs/operations.md, Partitioned tables); 15 and later decide again at the attach
+      execute(db, root, "INSERT INTO events_d VALUES (400, 5, 'held before attach')");
+    }
+    execute(
+        db,
+        root,
         "ALTER TABLE events ATTACH PARTITION events_d FOR VALUES IN (5)",
         "INSERT INTO events_d VALUES (401, 5, 'd'), (402, 5, 'd')",
         "INSERT INTO events_a VALUES (4, 1, 'a4')",
