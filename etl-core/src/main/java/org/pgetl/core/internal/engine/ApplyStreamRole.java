@@ -4,10 +4,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.apply.StreamRole;
 import org.pgetl.destination.StreamId;
 import org.pgetl.error.EtlException;
@@ -43,6 +46,8 @@ final class ApplyStreamRole implements StreamRole {
   private final List<TableCommand> waiting = new ArrayList<>();
   // tables reset for a new copy whose worker waits for the writes before the fence to be answered
   private final Map<TableId, Long> fenced = new HashMap<>();
+  // tables the stream named that the publication does not list as tables of their own
+  private final Set<TableId> notPublished = new HashSet<>();
 
   ApplyStreamRole(EngineContext ctx) {
     this.ctx = ctx;
@@ -114,9 +119,67 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void relationSeen(TableId table, TableName name, Control control) {
-    if (ctx.tables.get(table) == null) {
-      // pgoutput sends only published tables: this one joined the publication since
+    if (ctx.tables.get(table) != null || notPublished.contains(table)) {
+      return;
+    }
+    // A relation message does not mean the table is published as itself: with
+    // publish_via_partition_root pgoutput sends a leaf partition's own relation after its root's,
+    // and changes decoded from before an ATTACH PARTITION or a switch of the option name a table
+    // that is now a partition. Only the publication's current table list decides.
+    Boolean published = publishedNow(table);
+    if (published == null) {
+      return; // the periodic publication refresh decides instead
+    }
+    if (published) {
       ctx.commands.add(new TableCommand(TableCommand.Kind.ADD, table, name, 0));
+    } else {
+      notPublished.add(table);
+      LOG.info(
+          "pipeline {}: the stream names table {} ({}), which publication {} does not list as a"
+              + " table of its own (a partition published through its root, or a table that left"
+              + " the publication); its changes under that name are skipped",
+          ctx.config.pipelineId(),
+          name,
+          table,
+          ctx.config.publication());
+    }
+  }
+
+  /** Warns when a joining table is a partition or an ancestor of a table of the pipeline. */
+  private void warnOnPartitionOverlap(TableId joining) {
+    String pipelineId = ctx.config.pipelineId();
+    try (java.sql.Connection c =
+        ctx.connector.openPlain(org.pgetl.core.internal.pg.ApplicationNames.catalog(pipelineId))) {
+      PartitionSwitch.warnOnOverlap(
+          pipelineId,
+          ctx.config.publication(),
+          new org.pgetl.core.internal.pg.PgCatalog(c),
+          List.of(joining),
+          ctx.tables.snapshot().keySet());
+    } catch (java.sql.SQLException | EtlException e) {
+      LOG.debug(
+          "pipeline {}: could not compare table {} with the pipeline's partitions: {}",
+          pipelineId,
+          joining,
+          e.getMessage());
+    }
+  }
+
+  /** Whether the publication lists the table now; null when the catalog could not be read. */
+  private @Nullable Boolean publishedNow(TableId table) {
+    String pipelineId = ctx.config.pipelineId();
+    try (java.sql.Connection c =
+        ctx.connector.openPlain(org.pgetl.core.internal.pg.ApplicationNames.catalog(pipelineId))) {
+      return new org.pgetl.core.internal.pg.PgCatalog(c)
+          .publicationTables(ctx.config.publication())
+          .contains(table);
+    } catch (java.sql.SQLException | EtlException e) {
+      LOG.debug(
+          "pipeline {}: could not check whether table {} is published: {}",
+          pipelineId,
+          table,
+          e.getMessage());
+      return null;
     }
   }
 
@@ -170,6 +233,7 @@ final class ApplyStreamRole implements StreamRole {
         if (cmd.name() != null) {
           ctx.board.name(table, cmd.name());
         }
+        warnOnPartitionOverlap(table);
         ctx.tables.add(table);
         LOG.info(
             "pipeline {}: table {} ({}) joined the publication; it is copied now",

@@ -433,6 +433,8 @@ public final class Engine {
         }
       }
       if (!added.isEmpty()) {
+        PartitionSwitch.warnOnOverlap(
+            pipelineId, config.publication(), catalog, added.keySet(), states.keySet());
         store.updateTableStates(added);
         LOG.info(
             "pipeline {}: {} new tables to copy: {}", pipelineId, added.size(), added.keySet());

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.decode.ReplicaIdentity;
 import org.pgetl.error.ErrorKind;
@@ -192,6 +193,12 @@ public final class PgCatalog {
    * Returns every table of the publication with its row filter and column list (both null before
    * PostgreSQL 15, where publications have neither), keyed and ordered by table oid.
    *
+   * <p>These are the tables pgoutput sends changes as, and so the pipeline's tables: with {@code
+   * publish_via_partition_root} a partitioned table appears as its root (or as the topmost table
+   * the publication names) and none of its partitions does, whether the publication names tables,
+   * schemas or all tables; a partition appears on its own only when no ancestor of it is published.
+   * Without the option every leaf partition appears on its own.
+   *
    * @param publication the publication's name
    * @return the published tables
    * @throws EtlException when the query fails
@@ -227,11 +234,58 @@ public final class PgCatalog {
           }
           out.putIfAbsent(id, new PublishedTable(id, id, rs.getString(3), cols));
         }
+        if (viaRoot(publication)) {
+          out.keySet().removeAll(partitionsOfListedAncestors(out.keySet()));
+        }
         return out;
       }
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not list the tables of publication " + publication);
     }
+  }
+
+  private boolean viaRoot(String publication) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
+      ps.setString(1, publication);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  /**
+   * Returns the tables of {@code listed} that are partitions of another table of {@code listed}.
+   * With {@code publish_via_partition_root}, pgoutput publishes such a partition's changes as its
+   * topmost listed ancestor, so it is never a table of its own. PostgreSQL 15 and later leave such
+   * partitions out of {@code pg_get_publication_tables} already; older servers list a partition and
+   * its root both when the publication names both.
+   */
+  private List<TableId> partitionsOfListedAncestors(Set<TableId> listed) throws SQLException {
+    List<TableId> out = new ArrayList<>();
+    if (listed.isEmpty()) {
+      return out;
+    }
+    Long[] oids = new Long[listed.size()];
+    int i = 0;
+    for (TableId t : listed) {
+      oids[i++] = t.oid();
+    }
+    String sql =
+        "SELECT DISTINCT c.oid::bigint FROM unnest(?::bigint[]::oid[]) AS c(oid),"
+            + " pg_partition_ancestors(c.oid) a"
+            + " WHERE a.relid <> c.oid AND a.relid = ANY (?::bigint[]::oid[])";
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      java.sql.Array array = connection.createArrayOf("bigint", oids);
+      ps.setArray(1, array);
+      ps.setArray(2, array);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(new TableId(rs.getLong(1)));
+        }
+      }
+    }
+    return out;
   }
 
   /**
@@ -274,6 +328,43 @@ public final class PgCatalog {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * Returns the partition ancestors of each of the tables ({@code pg_partition_ancestors}), nearest
+   * first and without the table itself; a table that is not a partition has none.
+   *
+   * @param tables the tables
+   * @return per table that has ancestors, its ancestors
+   * @throws EtlException when the query fails
+   */
+  public Map<TableId, List<TableId>> partitionAncestors(java.util.Collection<TableId> tables) {
+    Map<TableId, List<TableId>> out = new LinkedHashMap<>();
+    if (tables.isEmpty()) {
+      return out;
+    }
+    Long[] oids = new Long[tables.size()];
+    int i = 0;
+    for (TableId t : tables) {
+      oids[i++] = t.oid();
+    }
+    String sql =
+        "SELECT c.oid::bigint, a.relid::bigint"
+            + " FROM unnest(?::bigint[]::oid[]) AS c(oid)"
+            + " CROSS JOIN LATERAL pg_partition_ancestors(c.oid) WITH ORDINALITY AS a(relid, n)"
+            + " WHERE a.relid <> c.oid ORDER BY 1, a.n";
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      ps.setArray(1, connection.createArrayOf("bigint", oids));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.computeIfAbsent(new TableId(rs.getLong(1)), k -> new ArrayList<>())
+              .add(new TableId(rs.getLong(2)));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "could not read the partition ancestors of " + tables);
+    }
   }
 
   /**

@@ -114,6 +114,43 @@ class CatalogIT {
     assertThat(catalog.publishedTable("pub_root", oid("items"))).isEmpty();
   }
 
+  /**
+   * With {@code publish_via_partition_root} a partition is never a table of its own when an
+   * ancestor of it is published too, however the publication lists them (PostgreSQL 14 lists both
+   * when both are named); a partition whose ancestors are not published is one.
+   */
+  @Test
+  void withViaRootAPartitionIsLeftOutWhenAnAncestorIsPublished() throws Exception {
+    TableId root = oid("measurements");
+    TableId p1 = oid("measurements_p1");
+    TableId p2 = oid("measurements_p2");
+    TableId p2a = oid("measurements_p2a");
+    TestSource.exec(
+        admin,
+        "CREATE PUBLICATION pub_root_and_leaf FOR TABLE measurements, measurements_p2a"
+            + " WITH (publish_via_partition_root = true)",
+        "CREATE PUBLICATION pub_mid_and_leaf FOR TABLE measurements_p2, measurements_p2a"
+            + " WITH (publish_via_partition_root = true)",
+        "CREATE PUBLICATION pub_leaf_alone FOR TABLE measurements_p1"
+            + " WITH (publish_via_partition_root = true)",
+        "CREATE PUBLICATION pub_all_via_root FOR ALL TABLES"
+            + " WITH (publish_via_partition_root = true)",
+        "CREATE PUBLICATION pub_root_and_leaf_as_leaves FOR TABLE measurements, measurements_p2a");
+    assertThat(catalog.publicationTables("pub_root_and_leaf")).containsExactly(root);
+    assertThat(catalog.publicationTables("pub_mid_and_leaf")).containsExactly(p2);
+    assertThat(catalog.publicationTables("pub_leaf_alone")).containsExactly(p1);
+    assertThat(catalog.publicationTables("pub_all_via_root"))
+        .contains(root)
+        .doesNotContain(p1, p2, p2a);
+    assertThat(catalog.publicationTables("pub_root_and_leaf_as_leaves"))
+        .containsExactlyInAnyOrder(p1, p2a);
+
+    assertThat(catalog.partitionAncestors(java.util.List.of(p2a, p1, root, oid("items"))))
+        .containsOnly(
+            java.util.Map.entry(p2a, java.util.List.of(p2, root)),
+            java.util.Map.entry(p1, java.util.List.of(root)));
+  }
+
   @Test
   void rowFilterAndColumnListFromThePublication() throws Exception {
     if (!catalog.serverVersion().supportsRowFiltersAndColumnLists()) {
