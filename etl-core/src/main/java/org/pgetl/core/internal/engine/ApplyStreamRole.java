@@ -84,6 +84,7 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void afterDurable(Lsn durableLsn, Control control) {
     ctx.board.applyLsn(durableLsn);
+    ctx.board.progressed();
     ctx.board.caughtUpTo(durableLsn);
     if (ctx.tables.anySyncing()) {
       promoteReady(durableLsn);
@@ -93,6 +94,7 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void whenIdle(Lsn lastReceived, Control control) {
     ctx.board.caughtUpTo(lastReceived);
+    ctx.board.progressed();
     if (ctx.tables.anySyncing()) {
       handOff(lastReceived, control);
       promoteReady(lastReceived);
