@@ -15,9 +15,11 @@ for module in etl-destination-api etl-core; do
     echo "no jar of $module in $module/target" >&2
     exit 1
   fi
-  # keep the exported packages only: org.pgetl.core.internal is not API and not compared
+  # keep the exported packages only: org.pgetl.core.internal is not API and not compared; the
+  # module descriptor goes too, since it names packages the copy leaves out (and japicmp
+  # compares classes only)
   work=$(mktemp -d)
-  (cd "$work" && jar xf "$OLDPWD/$jar" && rm -rf org/pgetl/core/internal META-INF/maven)
+  (cd "$work" && jar xf "$OLDPWD/$jar" && rm -rf org/pgetl/core/internal META-INF/maven module-info.class)
   rm -f "api-baseline/$module.jar"
   jar --create --file "api-baseline/$module.jar" --no-manifest -C "$work" .
   rm -rf "$work"

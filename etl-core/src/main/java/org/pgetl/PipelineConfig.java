@@ -65,9 +65,10 @@ import org.pgetl.error.EtlException;
  *     WAL. A lost connection then loses the apply slot too, which the next connection handles as a
  *     missing slot ({@code invalidatedSlotBehavior}); meant for a state that does not outlive the
  *     process either ({@code MemoryStore}), where every start copies every table again anyway
- * @param failoverSlots create the apply slot as a failover slot (PostgreSQL 17+), which a physical
+ * @param failoverSlots whether the apply slot is a failover slot (PostgreSQL 17+), which a physical
  *     standby with {@code sync_replication_slots = on} keeps, so that the pipeline resumes from it
- *     after the standby's promotion; {@code start()} fails on an older server
+ *     after the standby's promotion: {@link FailoverSlots#AUTO} (the default) makes it one on 17+
+ *     and not before, {@link FailoverSlots#ON} fails {@code start()} on an older server
  * @param requireReplicaIdentity whether a table without a replica identity, in a publication that
  *     publishes UPDATE or DELETE, goes to its error state instead of being replicated: by default
  *     such a table is copied and its INSERTs and TRUNCATEs replicated, as PostgreSQL's own
@@ -101,7 +102,7 @@ public record PipelineConfig(
     Duration leaseCheckInterval,
     Duration takeoverDelay,
     boolean temporarySlots,
-    boolean failoverSlots,
+    FailoverSlots failoverSlots,
     boolean requireReplicaIdentity) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
@@ -171,6 +172,33 @@ public record PipelineConfig(
     FAIL_FAST
   }
 
+  /**
+   * Whether the apply slot is a failover slot, one that a physical standby with {@code
+   * sync_replication_slots = on} keeps a copy of, so that the pipeline resumes from it after the
+   * standby's promotion (PostgreSQL 17+).
+   */
+  public enum FailoverSlots {
+    /**
+     * A failover slot on PostgreSQL 17 and later, an ordinary slot before (logged once at start);
+     * an ordinary slot with {@code temporarySlots}, which the server cannot make a failover slot.
+     */
+    AUTO,
+    /** Always a failover slot: {@code start()} fails on a server before 17. */
+    ON,
+    /** Never a failover slot: a promoted standby has no copy of it. */
+    OFF;
+
+    /**
+     * Returns the value of a boolean setting, as {@link Builder#failoverSlots(boolean)} takes it.
+     *
+     * @param on whether failover slots are asked for
+     * @return {@link #ON} or {@link #OFF}
+     */
+    public static FailoverSlots of(boolean on) {
+      return on ? ON : OFF;
+    }
+  }
+
   private static final Pattern PIPELINE_ID = Pattern.compile("[a-z0-9_]{1,40}");
 
   /** What to do when the server invalidated the apply slot ({@code wal_status = 'lost'}). */
@@ -237,7 +265,8 @@ public record PipelineConfig(
               + "), was "
               + takeoverDelay);
     }
-    if (temporarySlots && failoverSlots) {
+    Objects.requireNonNull(failoverSlots, "failoverSlots");
+    if (temporarySlots && failoverSlots == FailoverSlots.ON) {
       // a failover slot outlives its connection by design; the server refuses a temporary one
       throw invalid(
           "temporarySlots and failoverSlots exclude each other: a temporary slot cannot"
@@ -246,8 +275,9 @@ public record PipelineConfig(
   }
 
   /**
-   * Creates a configuration without {@code requireReplicaIdentity} (false), as before that setting
-   * existed; prefer {@link #builder()}.
+   * Creates a configuration without {@code requireReplicaIdentity} (false) and with a boolean
+   * {@code failoverSlots} (true is {@link FailoverSlots#ON}, false {@link FailoverSlots#OFF}), as
+   * before those settings existed; prefer {@link #builder()}.
    *
    * @throws EtlException of kind {@code CONFIG_ERROR} as the canonical constructor
    */
@@ -307,8 +337,76 @@ public record PipelineConfig(
         leaseCheckInterval,
         takeoverDelay,
         temporarySlots,
-        failoverSlots,
+        FailoverSlots.of(failoverSlots),
         false);
+  }
+
+  /**
+   * Creates a configuration with a boolean {@code failoverSlots} (true is {@link FailoverSlots#ON},
+   * false {@link FailoverSlots#OFF}), as before the setting had its {@link FailoverSlots#AUTO}
+   * default; prefer {@link #builder()}.
+   *
+   * @throws EtlException of kind {@code CONFIG_ERROR} as the canonical constructor
+   */
+  @SuppressWarnings("InlineMeSuggester") // kept for source and binary compatibility
+  public PipelineConfig(
+      String pipelineId,
+      String publication,
+      PgConnectionConfig source,
+      long batchMaxBytes,
+      Duration batchMaxFill,
+      int maxInFlightWrites,
+      int maxTableSyncWorkers,
+      int copyConnectionsPerTable,
+      Duration retryDelay,
+      Duration retryMaxDelay,
+      double retryBackoffMultiplier,
+      int retryMaxAttempts,
+      TableCopySelection tableCopy,
+      InvalidatedSlotBehavior invalidatedSlotBehavior,
+      boolean pgoutputBinary,
+      boolean pgoutputStreaming,
+      Path spoolDirectory,
+      long spoolMaxBytes,
+      Duration statusInterval,
+      Duration shutdownTimeout,
+      Duration lifecyclePollInterval,
+      Duration publicationRefreshInterval,
+      InstanceMode instanceMode,
+      Duration leaseCheckInterval,
+      Duration takeoverDelay,
+      boolean temporarySlots,
+      boolean failoverSlots,
+      boolean requireReplicaIdentity) {
+    this(
+        pipelineId,
+        publication,
+        source,
+        batchMaxBytes,
+        batchMaxFill,
+        maxInFlightWrites,
+        maxTableSyncWorkers,
+        copyConnectionsPerTable,
+        retryDelay,
+        retryMaxDelay,
+        retryBackoffMultiplier,
+        retryMaxAttempts,
+        tableCopy,
+        invalidatedSlotBehavior,
+        pgoutputBinary,
+        pgoutputStreaming,
+        spoolDirectory,
+        spoolMaxBytes,
+        statusInterval,
+        shutdownTimeout,
+        lifecyclePollInterval,
+        publicationRefreshInterval,
+        instanceMode,
+        leaseCheckInterval,
+        takeoverDelay,
+        temporarySlots,
+        FailoverSlots.of(failoverSlots),
+        requireReplicaIdentity);
   }
 
   /**
@@ -474,7 +572,7 @@ public record PipelineConfig(
     private Duration leaseCheckInterval = DEFAULT_LEASE_CHECK_INTERVAL;
     private Duration takeoverDelay = DEFAULT_TAKEOVER_DELAY;
     private boolean temporarySlots;
-    private boolean failoverSlots;
+    private FailoverSlots failoverSlots = FailoverSlots.AUTO;
     private boolean requireReplicaIdentity;
 
     private Builder() {}
@@ -774,16 +872,29 @@ public record PipelineConfig(
     }
 
     /**
-     * Creates the apply slot as a failover slot (default false; PostgreSQL 17+), so that a physical
-     * standby that synchronises slots keeps it and the pipeline resumes from it after a promotion.
-     * An existing apply slot is changed to match at the next start. On a server before 17, {@code
-     * start()} fails with {@code CONFIG_ERROR}.
+     * Sets whether the apply slot is a failover slot (default {@link FailoverSlots#AUTO}: one on
+     * PostgreSQL 17+, an ordinary slot before), so that a physical standby that synchronises slots
+     * keeps it and the pipeline resumes from it after a promotion. An existing apply slot is
+     * changed to match at the next start. With {@link FailoverSlots#ON}, {@code start()} fails with
+     * {@code CONFIG_ERROR} on a server before 17.
+     *
+     * @param value auto, on or off
+     * @return this builder
+     */
+    public Builder failoverSlots(FailoverSlots value) {
+      this.failoverSlots = value;
+      return this;
+    }
+
+    /**
+     * Makes the apply slot a failover slot, or never one: true is {@link FailoverSlots#ON}, false
+     * {@link FailoverSlots#OFF} (see {@link #failoverSlots(FailoverSlots)}).
      *
      * @param value whether the apply slot is a failover slot
      * @return this builder
      */
     public Builder failoverSlots(boolean value) {
-      this.failoverSlots = value;
+      this.failoverSlots = FailoverSlots.of(value);
       return this;
     }
 

@@ -1,7 +1,10 @@
 package org.pgetl;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.lifecycle.LifecycleState;
 import org.pgetl.model.Lsn;
@@ -29,6 +32,11 @@ import org.pgetl.store.TableState;
  * @param epoch the epoch of the lease this instance holds; 0 while it holds none (standby)
  * @param leaseHolder while this instance is a standby, the instance that holds the lease, as last
  *     seen; null otherwise
+ * @param lastError the most recent of {@code errors}, with when it happened and whether the
+ *     pipeline has recovered since; null when nothing failed
+ * @param heldBy what holds the apply stream back, named by the server, from the last lag sample: a
+ *     standby listed in {@code synchronized_standby_slots} that has not confirmed the WAL the
+ *     pipeline waits for (PostgreSQL 17+ with failover slots); null when nothing does
  */
 // its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
 @SuppressWarnings("exports")
@@ -39,11 +47,13 @@ public record PipelineStatus(
     Map<TableId, TableStatus> tables,
     Lsn applyLsn,
     long lagBytes,
-    java.time.Duration lagTime,
-    java.time.@Nullable Instant lagSampledAt,
+    Duration lagTime,
+    @Nullable Instant lagSampledAt,
     List<String> errors,
     long epoch,
-    org.pgetl.store.PipelineStore.@Nullable LeaseHolder leaseHolder) {
+    org.pgetl.store.PipelineStore.@Nullable LeaseHolder leaseHolder,
+    @Nullable LastError lastError,
+    @Nullable String heldBy) {
 
   /** What a pipeline is doing. */
   public enum Phase {
@@ -81,9 +91,83 @@ public record PipelineStatus(
    */
   public record TableStatus(@Nullable TableName name, TableState state, long rowsCopied) {}
 
+  /**
+   * The most recent failure of a pipeline, with its time and whether it still matters.
+   *
+   * <p>An error is <em>recovered</em> when, after it, the apply stream worked again (it streamed
+   * after a reconnection, stored its progress, or read everything the server had), no table is in
+   * its {@code Errored} state, and the pipeline has not failed: what failed is working again, and
+   * the error is history rather than a current problem.
+   *
+   * @param message the failure's message (kind, description, detail and hint)
+   * @param at when it was recorded
+   * @param recovered whether the pipeline has recovered since
+   */
+  public record LastError(String message, Instant at, boolean recovered) {
+    /** Validates the components. */
+    public LastError {
+      Objects.requireNonNull(message, "message");
+      Objects.requireNonNull(at, "at");
+    }
+
+    /**
+     * Returns how long ago the error happened, never negative.
+     *
+     * @param now the current time
+     * @return the age
+     */
+    public Duration age(Instant now) {
+      Duration d = Duration.between(at, now);
+      return d.isNegative() ? Duration.ZERO : d;
+    }
+  }
+
   /** Copies the collections. */
   public PipelineStatus {
     tables = Map.copyOf(tables);
     errors = List.copyOf(errors);
+  }
+
+  /**
+   * Creates a status without {@code lastError} and {@code heldBy}, as before they existed.
+   *
+   * @param pipelineId the pipeline id
+   * @param phase what the pipeline is doing
+   * @param lifecycle the destination's lifecycle state, or null
+   * @param tables each table's status
+   * @param applyLsn the stored apply progress
+   * @param lagBytes the lag in bytes, -1 when unknown
+   * @param lagTime the lag in time
+   * @param lagSampledAt when the lag was sampled, or null
+   * @param errors recent failures, oldest first
+   * @param epoch the lease epoch, 0 for a standby
+   * @param leaseHolder the instance holding the lease, or null
+   */
+  public PipelineStatus(
+      String pipelineId,
+      Phase phase,
+      @Nullable LifecycleState lifecycle,
+      Map<TableId, TableStatus> tables,
+      Lsn applyLsn,
+      long lagBytes,
+      Duration lagTime,
+      @Nullable Instant lagSampledAt,
+      List<String> errors,
+      long epoch,
+      org.pgetl.store.PipelineStore.@Nullable LeaseHolder leaseHolder) {
+    this(
+        pipelineId,
+        phase,
+        lifecycle,
+        tables,
+        applyLsn,
+        lagBytes,
+        lagTime,
+        lagSampledAt,
+        errors,
+        epoch,
+        leaseHolder,
+        null,
+        null);
   }
 }

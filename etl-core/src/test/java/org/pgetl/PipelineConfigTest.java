@@ -47,12 +47,84 @@ class PipelineConfigTest {
   }
 
   @Test
-  void failoverSlotsAreOptInAndSurviveToBuilder() {
-    assertThat(valid().build().failoverSlots()).isFalse();
+  void failoverSlotsAreAutoByDefaultAndTheBooleanSetterMapsToOnAndOff() {
+    assertThat(valid().build().failoverSlots()).isEqualTo(PipelineConfig.FailoverSlots.AUTO);
     PipelineConfig c = valid().failoverSlots(true).build();
-    assertThat(c.failoverSlots()).isTrue();
+    assertThat(c.failoverSlots()).isEqualTo(PipelineConfig.FailoverSlots.ON);
     assertThat(c.toBuilder().build()).isEqualTo(c);
-    assertThat(c.toString()).contains("failoverSlots=true");
+    assertThat(c.toString()).contains("failoverSlots=ON");
+    assertThat(valid().failoverSlots(false).build().failoverSlots())
+        .isEqualTo(PipelineConfig.FailoverSlots.OFF);
+    // auto gives way to temporary slots; only an explicit on conflicts with them
+    assertThat(valid().temporarySlots(true).build().failoverSlots())
+        .isEqualTo(PipelineConfig.FailoverSlots.AUTO);
+  }
+
+  @Test
+  void theConstructorsOfEarlierReleasesStillBuildTheSameConfiguration() {
+    PipelineConfig c = valid().failoverSlots(true).requireReplicaIdentity(true).build();
+    PipelineConfig old =
+        new PipelineConfig(
+            c.pipelineId(),
+            c.publication(),
+            c.source(),
+            c.batchMaxBytes(),
+            c.batchMaxFill(),
+            c.maxInFlightWrites(),
+            c.maxTableSyncWorkers(),
+            c.copyConnectionsPerTable(),
+            c.retryDelay(),
+            c.retryMaxDelay(),
+            c.retryBackoffMultiplier(),
+            c.retryMaxAttempts(),
+            c.tableCopy(),
+            c.invalidatedSlotBehavior(),
+            c.pgoutputBinary(),
+            c.pgoutputStreaming(),
+            c.spoolDirectory(),
+            c.spoolMaxBytes(),
+            c.statusInterval(),
+            c.shutdownTimeout(),
+            c.lifecyclePollInterval(),
+            c.publicationRefreshInterval(),
+            c.instanceMode(),
+            c.leaseCheckInterval(),
+            c.takeoverDelay(),
+            c.temporarySlots(),
+            true,
+            true);
+    assertThat(old).isEqualTo(c);
+    PipelineConfig older =
+        new PipelineConfig(
+            c.pipelineId(),
+            c.publication(),
+            c.source(),
+            c.batchMaxBytes(),
+            c.batchMaxFill(),
+            c.maxInFlightWrites(),
+            c.maxTableSyncWorkers(),
+            c.copyConnectionsPerTable(),
+            c.retryDelay(),
+            c.retryMaxDelay(),
+            c.retryBackoffMultiplier(),
+            c.retryMaxAttempts(),
+            c.tableCopy(),
+            c.invalidatedSlotBehavior(),
+            c.pgoutputBinary(),
+            c.pgoutputStreaming(),
+            c.spoolDirectory(),
+            c.spoolMaxBytes(),
+            c.statusInterval(),
+            c.shutdownTimeout(),
+            c.lifecyclePollInterval(),
+            c.publicationRefreshInterval(),
+            c.instanceMode(),
+            c.leaseCheckInterval(),
+            c.takeoverDelay(),
+            c.temporarySlots(),
+            false);
+    assertThat(older.failoverSlots()).isEqualTo(PipelineConfig.FailoverSlots.OFF);
+    assertThat(older.requireReplicaIdentity()).isFalse();
   }
 
   @Test

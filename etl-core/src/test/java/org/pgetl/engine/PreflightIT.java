@@ -118,7 +118,8 @@ class PreflightIT {
             "replica identity",
             "state store",
             "replication slots",
-            "WAL senders");
+            "WAL senders",
+            "failover");
     assertThat(checks).allMatch(Preflight.Check::passed, "every check passed");
     assertThat(check(checks, "wal_level").summary()).isEqualTo("wal_level = logical");
     assertThat(check(checks, "replication privilege").summary())

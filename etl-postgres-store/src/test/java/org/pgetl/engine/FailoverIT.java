@@ -23,11 +23,14 @@ import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.Lsn;
 import org.pgetl.model.TableName;
 import org.pgetl.store.TableState;
 import org.pgetl.store.postgres.PostgresStore;
 import org.pgetl.testkit.EmbeddedPostgres;
 import org.pgetl.testkit.destination.DestinationOperation;
+import org.pgetl.testkit.destination.FaultyDestination;
+import org.pgetl.testkit.destination.HoldHandle;
 import org.pgetl.testkit.destination.RecordingDestination;
 import org.pgetl.testkit.destination.SourceTables;
 
@@ -82,7 +85,7 @@ class FailoverIT {
       assertThat(query(server, "SELECT active::text" + slotWhere("skip_first"))).isEqualTo("true");
       if (server.serverVersionNum() >= 170000) {
         assertThat(query(server, "SELECT failover::text" + slotWhere("skip_first")))
-            .isEqualTo("false"); // failover slots are opt-in
+            .isEqualTo("true"); // failoverSlots=auto: a failover slot from 17 on
       }
     }
   }
@@ -145,41 +148,63 @@ class FailoverIT {
   }
 
   /**
-   * The full failover: a PostgreSQL 17 primary with a physical standby that synchronises slots; the
-   * pipeline lists both hosts and asks for failover slots. The primary stops, the standby is
-   * promoted, and the pipeline (and its store, in the source database) continues on the new primary
-   * from the synchronised apply slot: no table is copied again, and the destination ends equal to
-   * the new primary.
+   * The full failover with the default settings (no failover setting given): a PostgreSQL 17
+   * primary with a physical standby that synchronises slots and is listed in {@code
+   * synchronized_standby_slots}; the pipeline lists both hosts. First the standby stops for a
+   * while, and the status names it as what holds the pipeline. Then, under a workload of inserts,
+   * updates, deletes and updates that leave a TOAST value unchanged, and while a table added to the
+   * publication is being copied, the primary stops at once ({@code -m immediate}) and the standby
+   * is promoted. The pipeline, not restarted, continues on the new primary from the synchronised
+   * apply slot: every table ends equal to the new primary's, the only changes delivered twice are
+   * replays of what the old primary had sent, and the failover's error reads as recovered.
    */
   @Test
-  void aPromotedStandbyIsFollowedFromTheSyncedApplySlotAndNothingIsLost() throws Exception {
-    TableName table = TableName.parse("orders");
-    RecordingDestination dest = RecordingDestination.create();
+  void aPromotedStandbyIsFollowedByDefaultUnderLoadAndNothingIsLostOrDoubled() throws Exception {
+    TableName orders = TableName.parse("orders");
+    TableName late = TableName.parse("late");
+    RecordingDestination recording = RecordingDestination.create();
+    FaultyDestination dest = FaultyDestination.wrap(recording);
     try (EmbeddedPostgres primary = EmbeddedPostgres.builder().version(17).start()) {
       primary.createDatabase("shop");
+      exec(
+          primary,
+          "CREATE TABLE orders (id int PRIMARY KEY, v int, note text)",
+          // EXTERNAL keeps the note out of line and uncompressed: an update of v leaves it
+          // unchanged in the WAL (an unchanged-TOAST column)
+          "ALTER TABLE orders ALTER COLUMN note SET STORAGE EXTERNAL",
+          "INSERT INTO orders SELECT g, 0, repeat(md5(g::text), 200) FROM generate_series(1, 500) g",
+          "CREATE TABLE late (id int PRIMARY KEY, v text)",
+          "INSERT INTO late SELECT g, md5(g::text) FROM generate_series(1, 3000) g",
+          "CREATE PUBLICATION pub_orders FOR TABLE orders");
       try (EmbeddedPostgres standby = primary.standby().slotSync(true).start()) {
-        exec(
-            primary,
-            "CREATE TABLE orders (id int PRIMARY KEY, v int)",
-            "INSERT INTO orders SELECT g, 0 FROM generate_series(1, 500) g",
-            "CREATE PUBLICATION pub_orders FOR TABLE orders");
         PgConnectionConfig source =
             connection(primary).toBuilder().addHost(standby.host(), standby.port()).build();
+        PipelineConfig config = config("promoted", "pub_orders", source).build();
+        assertThat(config.failoverSlots()).isEqualTo(PipelineConfig.FailoverSlots.AUTO);
         try (PostgresStore store = store(source, "promoted");
-            Pipeline p =
-                Pipeline.create(
-                    config("promoted", "pub_orders", source).failoverSlots(true).build(),
-                    store,
-                    dest)) {
+            Pipeline p = Pipeline.create(config, store, dest)) {
           p.start();
           awaitReady(store);
           assertThat(query(primary, "SELECT failover::text" + slotWhere("promoted")))
+              .as("failoverSlots=auto makes the apply slot a failover slot on 17")
               .isEqualTo("true");
-          exec(primary, "UPDATE orders SET v = 1 WHERE id <= 100");
-          dest.awaitRowsEqual(table, read(primary, table), WAIT);
 
-          // The standby's copy of the slot becomes usable once the primary's copy has moved past
-          // the standby's horizon; a logged snapshot lets the standby decode from there.
+          // a stopped standby of synchronized_standby_slots holds the pipeline, by name
+          standby.stop();
+          exec(primary, "UPDATE orders SET v = 1 WHERE id <= 100");
+          await()
+              .atMost(WAIT)
+              .untilAsserted(
+                  () ->
+                      assertThat(p.status().heldBy())
+                          .contains("standby slot pgetl_standby")
+                          .contains("synchronized_standby_slots"));
+          standby.restart();
+          recording.awaitRowsEqual(orders, read(primary, orders), WAIT);
+          await().atMost(WAIT).until(() -> p.status().heldBy() == null);
+
+          // the standby's copy of the slot becomes usable once the primary's copy has moved past
+          // the standby's horizon; a logged snapshot lets the standby decode from there
           await()
               .atMost(WAIT)
               .pollInterval(Duration.ofMillis(500))
@@ -187,7 +212,7 @@ class FailoverIT {
                   () -> {
                     exec(
                         primary,
-                        "INSERT INTO orders VALUES (-1, 0) ON CONFLICT (id) DO UPDATE"
+                        "INSERT INTO orders VALUES (-1, 0, 'x') ON CONFLICT (id) DO UPDATE"
                             + " SET v = orders.v + 1",
                         "SELECT pg_log_standby_snapshot()");
                     return "true"
@@ -196,27 +221,110 @@ class FailoverIT {
                                 standby,
                                 "SELECT (synced AND NOT temporary)::text" + slotWhere("promoted")));
                   });
-          exec(primary, "INSERT INTO orders SELECT g, 2 FROM generate_series(501, 600) g");
-          int copies = dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, table);
 
-          primary.stop();
+          // a table whose copy is under way at the promotion: its first rows are held unanswered
+          HoldHandle copying =
+              dest.holdNext(DestinationOperation.WRITE_TABLE_ROWS, c -> c.touches(late));
+          exec(primary, "ALTER PUBLICATION pub_orders ADD TABLE late");
+          assertThat(copying.awaitReached(WAIT)).as("the copy of late started").isTrue();
+          await()
+              .atMost(WAIT)
+              .until(
+                  () ->
+                      "1"
+                          .equals(
+                              query(
+                                  standby,
+                                  "SELECT count(*)::text FROM pg_publication_tables"
+                                      + " WHERE pubname = 'pub_orders' AND tablename = 'late'")));
+
+          Workload load = new Workload(primary, 1000);
+          Thread loader = new Thread(load, "failover-workload");
+          loader.start();
+          await().atMost(WAIT).until(() -> load.transactions.get() >= 20);
+          primary.stopImmediately();
+          loader.join(WAIT.toMillis());
+          assertThat(loader.isAlive()).isFalse();
           standby.promote();
-          exec(
-              standby,
-              "UPDATE orders SET v = 3 WHERE id BETWEEN 400 AND 550",
-              "DELETE FROM orders WHERE id <= 10",
-              "INSERT INTO orders VALUES (1000, 4)");
+          long promoted = System.nanoTime();
+          Lsn promotedAt = Lsn.parse(query(standby, "SELECT pg_current_wal_lsn()::text"));
+          exec(standby, "INSERT INTO orders VALUES (100000, 7, 'after the promotion')");
+          recording.awaitRows(
+              orders, rows -> rows.stream().anyMatch(r -> r.get(0).equals(100000)), WAIT);
+          long firstChangeMillis = (System.nanoTime() - promoted) / 1_000_000;
+          System.out.printf(
+              "failover (library, defaults): promotion to first change applied: %d ms%n",
+              firstChangeMillis);
+          copying.releaseDurable();
 
-          dest.awaitRowsEqual(table, read(standby, table), WAIT);
+          Workload after = new Workload(standby, 50_000);
+          after.run(30);
+          recording.awaitRowsEqual(orders, read(standby, orders), WAIT);
+          recording.awaitRowsEqual(late, read(standby, late), WAIT);
           assertThat(p.failure()).isEmpty();
-          assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, table))
-              .as("no table is copied again after the promotion")
-              .isEqualTo(copies);
+          assertThat(recording.violations()).isEmpty();
+          assertThat(recording.duplicateEvents())
+              .as("only changes the old primary had sent are delivered again")
+              .allMatch(e -> e.commitLsn().compareTo(promotedAt) < 0);
           assertThat(query(standby, "SELECT (synced AND active)::text" + slotWhere("promoted")))
               .as("the new primary streams the slot it synchronised, not a new one")
               .isEqualTo("true");
-          assertThat(store.tableStates().values()).allMatch(s -> s.type() == TableState.Type.READY);
+          await()
+              .atMost(WAIT)
+              .until(
+                  () ->
+                      store.tableStates().values().stream()
+                          .allMatch(s -> s.type() == TableState.Type.READY));
+          PipelineStatus.LastError last = p.status().lastError();
+          if (last != null) {
+            await().atMost(WAIT).until(() -> p.status().lastError().recovered());
+          }
         }
+      }
+    }
+  }
+
+  /**
+   * Inserts, updates (some leaving the TOAST column unchanged) and deletes rows of {@code orders},
+   * one small transaction after another, until the server goes away or a count is reached.
+   */
+  private static final class Workload implements Runnable {
+    private final EmbeddedPostgres server;
+    private final int firstId;
+    final java.util.concurrent.atomic.AtomicInteger transactions =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    Workload(EmbeddedPostgres server, int firstId) {
+      this.server = server;
+      this.firstId = firstId;
+    }
+
+    @Override
+    public void run() {
+      run(Integer.MAX_VALUE);
+    }
+
+    void run(int count) {
+      try (Connection c = server.connect("shop");
+          Statement st = c.createStatement()) {
+        for (int i = 0; i < count; i++) {
+          int n = transactions.getAndIncrement();
+          int id = firstId + n;
+          c.setAutoCommit(false);
+          st.execute("INSERT INTO orders VALUES (" + id + ", 0, repeat(md5('" + id + "'), 200))");
+          st.execute("UPDATE orders SET v = v + 1 WHERE id = " + (1 + n % 400)); // TOAST kept
+          st.execute(
+              "UPDATE orders SET note = repeat(md5('x"
+                  + n
+                  + "'), 150) WHERE id = "
+                  + (401 + n % 90));
+          if (n % 3 == 0) {
+            st.execute("DELETE FROM orders WHERE id = " + (id - 1));
+          }
+          c.commit();
+        }
+      } catch (SQLException e) {
+        // the server went away (the primary's immediate stop): the workload ends there
       }
     }
   }

@@ -300,6 +300,44 @@ public final class EmbeddedPostgres implements PostgresServer, AutoCloseable {
   }
 
   /**
+   * Stops the server at once ({@code pg_ctl stop -m immediate}): no checkpoint, no goodbye to its
+   * clients or standbys, as a crashed host looks to them. The data folder and port are kept, and
+   * {@link #restart()} starts it again (with crash recovery).
+   *
+   * @throws TestkitException when the server is closed or cannot be stopped
+   */
+  public void stopImmediately() {
+    if (closed.get()) {
+      throw new TestkitException("the server was closed; it cannot be stopped or started again");
+    }
+    Optional<ProcessHandle> postmaster = Instances.postmaster(dataDir);
+    if (postmaster.isEmpty()) {
+      return;
+    }
+    Commands.Result r =
+        run(
+            List.of(
+                bin.resolve("pg_ctl").toString(),
+                "stop",
+                "-D",
+                dataDir.toString(),
+                "-m",
+                "immediate",
+                "-w",
+                "-t",
+                Long.toString(STOP_TIMEOUT.toSeconds())),
+            STOP_TIMEOUT.plusSeconds(10));
+    if (!r.ok() || !awaitExit(postmaster.get())) {
+      Instances.killTree(postmaster.get());
+    }
+    if (postmaster.get().isAlive()) {
+      throw new TestkitException(
+          "cannot stop postgres (pid " + postmaster.get().pid() + ") in " + dataDir);
+    }
+    log.info("stopped postgresql {} on {}:{} immediately (data kept)", serverVersion, HOST, port);
+  }
+
+  /**
    * Starts a server stopped by {@link #stop()} again, on the same port with the same data. Does
    * nothing when it runs.
    *

@@ -92,6 +92,11 @@ final class ErrorReport {
       case DESTINATION_TIMEOUT -> "the destination was too slow: run the command again";
       case DESTINATION_ATOMIC_BATCH_RETRYABLE ->
           "the destination refused a batch that can be written again: run the command again";
+      case REPLICATION_SLOT_NOT_FOUND, REPLICATION_SLOT_INVALIDATED ->
+          "run the command again with --on-missing-slot recopy to create a new slot and copy"
+              + " every table again; to keep the slot through a failover next time, keep"
+              + " --failover-slots auto or on (PostgreSQL 17+, sync_replication_slots = on on the"
+              + " standby)";
       case REPLICATION_SLOT_DELETION_TIMEOUT ->
           "a walsender still holds the slot: run the command again in a moment";
       case STATE_STORE_ERROR ->

@@ -72,6 +72,42 @@ final class PipelineOptions {
               + " does.")
   boolean requireReplicaIdentity;
 
+  @Option(
+      names = "--failover-slots",
+      paramLabel = "MODE",
+      defaultValue = "auto",
+      description =
+          "Whether the apply slot is a failover slot, which a physical standby with"
+              + " sync_replication_slots = on keeps, so that replication resumes from it after the"
+              + " standby's promotion: auto (on for PostgreSQL 17+, off before), on (fails on a"
+              + " server before 17) or off (default: ${DEFAULT-VALUE}).")
+  PipelineConfig.FailoverSlots failoverSlots;
+
+  @Option(
+      names = "--on-missing-slot",
+      paramLabel = "WHAT",
+      defaultValue = "fail",
+      description =
+          "What to do when the apply slot is missing (lost in a failover to a standby without"
+              + " its copy, dropped by hand) or invalidated: fail (exit, an operator decides) or"
+              + " recopy (create a new slot and copy every table again) (default:"
+              + " ${DEFAULT-VALUE}).")
+  MissingSlot onMissingSlot;
+
+  /** What {@code --on-missing-slot} asks for. */
+  enum MissingSlot {
+    /** Exit with the error. */
+    FAIL,
+    /** Copy every table again with a new slot. */
+    RECOPY;
+
+    PipelineConfig.InvalidatedSlotBehavior behavior() {
+      return this == RECOPY
+          ? PipelineConfig.InvalidatedSlotBehavior.RECREATE
+          : PipelineConfig.InvalidatedSlotBehavior.FAIL;
+    }
+  }
+
   /**
    * Returns the source's connection settings; a URL without a password takes it from {@code
    * PGPASSWORD}.
@@ -104,7 +140,9 @@ final class PipelineOptions {
         .publication(publication)
         .source(source)
         .maxTableSyncWorkers(maxTableSyncWorkers)
-        .requireReplicaIdentity(requireReplicaIdentity);
+        .requireReplicaIdentity(requireReplicaIdentity)
+        .failoverSlots(failoverSlots)
+        .invalidatedSlotBehavior(onMissingSlot.behavior());
   }
 
   /**

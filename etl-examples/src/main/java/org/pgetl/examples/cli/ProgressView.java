@@ -180,6 +180,21 @@ final class ProgressView {
     return String.format(Locale.ROOT, "%.1f GB", n / 1e9);
   }
 
+  /** {@code 41 s}, {@code 3 min}, {@code 2 h}, {@code 3 d}: an age, to the unit that matters. */
+  static String age(Duration d) {
+    long s = Math.max(0, d.toSeconds());
+    if (s < 120) {
+      return s + " s";
+    }
+    if (s < 7200) {
+      return s / 60 + " min";
+    }
+    if (s < 172_800) {
+      return s / 3600 + " h";
+    }
+    return s / 86_400 + " d";
+  }
+
   /** {@code 850 ms}, {@code 12.3 s}, {@code 2m05s}. */
   static String duration(Duration d) {
     long ms = d.toMillis();

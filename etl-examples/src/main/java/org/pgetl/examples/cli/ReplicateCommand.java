@@ -244,6 +244,8 @@ final class ReplicateCommand implements Callable<Integer> {
         .replace("copyConnectionsPerTable", "--copy-connections")
         .replace("leaseCheckInterval", "--lease-check-interval")
         .replace("takeoverDelay", "--takeover-delay")
+        .replace("temporarySlots and failoverSlots", "--state-store memory and --failover-slots on")
+        .replace("failoverSlots", "--failover-slots")
         .replace("pipelineId", "--pipeline-id")
         .replace("publication", "--publication");
   }
@@ -385,6 +387,19 @@ final class ReplicateCommand implements Callable<Integer> {
    * @return the line
    */
   static String statusLine(PipelineStatus status, SimpleMeterRegistry registry) {
+    return statusLine(status, registry, java.time.Instant.now());
+  }
+
+  /**
+   * Returns a one-line status as of {@code now} (the age of the last error is counted to it).
+   *
+   * @param status the pipeline's status
+   * @param registry its metrics
+   * @param now the current time
+   * @return the line
+   */
+  static String statusLine(
+      PipelineStatus status, SimpleMeterRegistry registry, java.time.Instant now) {
     Map<String, Integer> states = new TreeMap<>();
     for (PipelineStatus.TableStatus t : status.tables().values()) {
       states.merge(t.state().type().name().toLowerCase(Locale.ROOT), 1, Integer::sum);
@@ -413,9 +428,27 @@ final class ReplicateCommand implements Callable<Integer> {
         + ProgressView.bytes(status.lagBytes())
         + ", durable at "
         + status.applyLsn()
-        + (status.errors().isEmpty()
-            ? ""
-            : ", last error: "
-                + ErrorReport.singleLine(status.errors().get(status.errors().size() - 1)));
+        + (status.heldBy() == null ? "" : ", " + ErrorReport.singleLine(status.heldBy()))
+        + lastError(status, now);
+  }
+
+  /**
+   * Returns the status line's part about the last error: {@code , last error 41 s ago: ...}, with
+   * {@code (recovered)} once the pipeline works again since, or nothing when nothing failed.
+   */
+  static String lastError(PipelineStatus status, java.time.Instant now) {
+    PipelineStatus.LastError last = status.lastError();
+    if (last == null) {
+      return status.errors().isEmpty()
+          ? ""
+          : ", last error: "
+              + ErrorReport.singleLine(status.errors().get(status.errors().size() - 1));
+    }
+    return ", last error "
+        + ProgressView.age(last.age(now))
+        + " ago"
+        + (last.recovered() ? " (recovered)" : "")
+        + ": "
+        + ErrorReport.singleLine(last.message());
   }
 }

@@ -99,7 +99,7 @@ class CliPreflightIT {
     assertThat(failed.get(0)).contains(": " + kind + ": ").contains(" — ");
     assertThat(lines).filteredOn(l -> l.startsWith("ok   ")).isNotEmpty();
     assertThat(lines.get(lines.size() - 1))
-        .isEqualTo("pgetl check: 1 of 9 checks failed; pgetl replicate would not start");
+        .isEqualTo("pgetl check: 1 of 10 checks failed; pgetl replicate would not start");
 
     CliRun.Finished replicate = CliRun.run(args("replicate", url, publication, pipeline, schema));
     assertThat(replicate.exitCode()).isEqualTo(Main.EXIT_FAILURE);
@@ -142,8 +142,8 @@ class CliPreflightIT {
     assertThat(catalogs(db)).isEqualTo(before);
     assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
     List<String> lines = r.out().lines().toList();
-    assertThat(lines).hasSize(10);
-    assertThat(lines.subList(0, 9)).allMatch(l -> l.startsWith("ok   "));
+    assertThat(lines).hasSize(11);
+    assertThat(lines.subList(0, 10)).allMatch(l -> l.startsWith("ok   "));
     assertThat(lines)
         .contains(
             "ok   wal_level = logical",
@@ -157,7 +157,7 @@ class CliPreflightIT {
                 + ", which role "
                 + role
                 + " has)");
-    assertThat(lines.get(9)).isEqualTo("pgetl check: all 9 checks passed");
+    assertThat(lines.get(10)).isEqualTo("pgetl check: all 10 checks passed");
     assertThat(r.err()).isEmpty();
     assertThat(db.replicationSlots()).isEmpty();
     assertThat(stateRows(db, "store_" + role, "good")).isZero();
@@ -266,7 +266,7 @@ class CliPreflightIT {
         .contains("ALTER TABLE public.no_key REPLICA IDENTITY FULL");
     assertThat(lines).noneMatch(l -> l.startsWith("FAIL "));
     assertThat(lines.get(lines.size() - 1))
-        .isEqualTo("pgetl check: all 9 checks passed (1 warning)");
+        .isEqualTo("pgetl check: all 10 checks passed (1 warning)");
   }
 
   @Test

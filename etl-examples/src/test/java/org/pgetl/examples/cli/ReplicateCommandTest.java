@@ -87,4 +87,63 @@ class ReplicateCommandTest {
       }
     }
   }
+
+  @Test
+  void theLastErrorSaysHowLongAgoAndWhetherThePipelineRecoveredSince() {
+    java.time.Instant at = java.time.Instant.parse("2026-01-02T03:04:05Z");
+    String message = "STATE_STORE_ERROR: advancing the apply progress failed";
+    PipelineStatus recovered =
+        running(new PipelineStatus.LastError(message, at, true), null, message);
+    assertThat(
+            ReplicateCommand.statusLine(recovered, new SimpleMeterRegistry(), at.plusSeconds(41)))
+        .endsWith(", last error 41 s ago (recovered): " + message);
+    PipelineStatus current =
+        running(new PipelineStatus.LastError(message, at, false), null, message);
+    assertThat(ReplicateCommand.statusLine(current, new SimpleMeterRegistry(), at.plusSeconds(300)))
+        .endsWith(", last error 5 min ago: " + message);
+    assertThat(
+            ReplicateCommand.statusLine(
+                running(null, null), new SimpleMeterRegistry(), at.plusSeconds(1)))
+        .doesNotContain("last error");
+  }
+
+  @Test
+  void aStandbyThatHoldsThePipelineIsNamedInTheStatusLine() {
+    String held =
+        "held by standby slot pgetl_standby (no standby streams) of synchronized_standby_slots";
+    assertThat(
+            ReplicateCommand.statusLine(
+                running(null, held), new SimpleMeterRegistry(), java.time.Instant.now()))
+        .contains(", " + held);
+  }
+
+  @Test
+  void aMissingSlotNamesTheFlagThatCopiesAgain() {
+    for (ErrorKind kind :
+        List.of(ErrorKind.REPLICATION_SLOT_NOT_FOUND, ErrorKind.REPLICATION_SLOT_INVALIDATED)) {
+      assertThat(ErrorReport.describe(new EtlException(kind, "the apply slot is missing")))
+          .contains("--on-missing-slot recopy")
+          .contains("--failover-slots");
+    }
+  }
+
+  private static PipelineStatus running(
+      PipelineStatus.@org.jspecify.annotations.Nullable LastError last,
+      @org.jspecify.annotations.Nullable String heldBy,
+      String... errors) {
+    return new PipelineStatus(
+        "cli",
+        PipelineStatus.Phase.RUNNING,
+        org.pgetl.lifecycle.LifecycleState.ACTIVE,
+        Map.of(),
+        Lsn.ZERO,
+        0,
+        java.time.Duration.ZERO,
+        null,
+        List.of(errors),
+        1,
+        null,
+        last,
+        heldBy);
+  }
 }

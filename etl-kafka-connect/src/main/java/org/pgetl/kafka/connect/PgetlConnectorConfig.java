@@ -81,6 +81,18 @@ public final class PgetlConnectorConfig extends AbstractConfig {
   /** The tables of {@code copy.mode=only} or {@code except}. */
   public static final String COPY_TABLES = "copy.tables";
 
+  /**
+   * {@code PipelineConfig.failoverSlots}: {@code auto} (a failover slot on PostgreSQL 17+), {@code
+   * on} or {@code off}.
+   */
+  public static final String FAILOVER_SLOTS = "failover.slots";
+
+  /**
+   * {@code PipelineConfig.invalidatedSlotBehavior}: {@code fail} or {@code recopy} when the apply
+   * slot is missing or invalidated.
+   */
+  public static final String ON_MISSING_SLOT = "on.missing.slot";
+
   /** {@code PipelineConfig.batchMaxBytes}. */
   public static final String BATCH_MAX_BYTES = "batch.max.bytes";
 
@@ -244,6 +256,35 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         ++o,
         Width.LONG,
         "Copy tables");
+    d.define(
+        FAILOVER_SLOTS,
+        ConfigDef.Type.STRING,
+        "auto",
+        ConfigDef.ValidString.in("auto", "on", "off"),
+        Importance.MEDIUM,
+        "Whether the apply slot is a failover slot, which a physical standby with"
+            + " sync_replication_slots = on keeps, so that the connector resumes from it after the"
+            + " standby's promotion: auto (on for PostgreSQL 17+, off before), on (fails on a"
+            + " server before 17) or off. With synchronized_standby_slots set, changes reach Kafka"
+            + " only once the standbys listed there have them.",
+        GROUP_PIPELINE,
+        ++o,
+        Width.SHORT,
+        "Failover slots");
+    d.define(
+        ON_MISSING_SLOT,
+        ConfigDef.Type.STRING,
+        "fail",
+        ConfigDef.ValidString.in("fail", "recopy"),
+        Importance.MEDIUM,
+        "What the task does when the apply slot is missing (lost in a failover to a standby"
+            + " without its copy, dropped by hand) or invalidated: fail (an operator decides) or"
+            + " recopy (create a new slot and copy every table again; the topics receive every row"
+            + " again).",
+        GROUP_PIPELINE,
+        ++o,
+        Width.SHORT,
+        "On missing slot");
     o = 0;
     d.define(
         STORE_URL,
@@ -618,6 +659,13 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         // waits for the lease instead of failing
         .instanceMode(PipelineConfig.InstanceMode.STANDBY)
         .tableCopy(tableCopy())
+        .failoverSlots(
+            PipelineConfig.FailoverSlots.valueOf(
+                getString(FAILOVER_SLOTS).toUpperCase(Locale.ROOT)))
+        .invalidatedSlotBehavior(
+            "recopy".equalsIgnoreCase(getString(ON_MISSING_SLOT))
+                ? PipelineConfig.InvalidatedSlotBehavior.RECREATE
+                : PipelineConfig.InvalidatedSlotBehavior.FAIL)
         .build();
   }
 

@@ -139,4 +139,24 @@ class PgetlConnectorConfigTest {
     assertThat(PgetlConnectorConfig.CONFIG_DEF.configKeys().values())
         .allSatisfy(k -> assertThat(k.documentation).isNotBlank());
   }
+
+  @Test
+  void failoverSlotsAreAutoAndAMissingSlotFailsUnlessRecopyIsAsked() {
+    PgetlConnectorConfig defaults = new PgetlConnectorConfig(props());
+    PipelineConfig d = defaults.pipelineConfig(defaults.pipelines().get(0), defaults.source());
+    assertThat(d.failoverSlots()).isEqualTo(PipelineConfig.FailoverSlots.AUTO);
+    assertThat(d.invalidatedSlotBehavior()).isEqualTo(PipelineConfig.InvalidatedSlotBehavior.FAIL);
+
+    Map<String, String> p = props();
+    p.put(PgetlConnectorConfig.FAILOVER_SLOTS, "off");
+    p.put(PgetlConnectorConfig.ON_MISSING_SLOT, "recopy");
+    PgetlConnectorConfig set = new PgetlConnectorConfig(p);
+    PipelineConfig c = set.pipelineConfig(set.pipelines().get(0), set.source());
+    assertThat(c.failoverSlots()).isEqualTo(PipelineConfig.FailoverSlots.OFF);
+    assertThat(c.invalidatedSlotBehavior())
+        .isEqualTo(PipelineConfig.InvalidatedSlotBehavior.RECREATE);
+
+    p.put(PgetlConnectorConfig.FAILOVER_SLOTS, "maybe");
+    assertThat(errors(p, PgetlConnectorConfig.FAILOVER_SLOTS)).isNotEmpty();
+  }
 }

@@ -89,6 +89,7 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void afterDurable(Lsn durableLsn, Control control) {
     ctx.board.applyLsn(durableLsn);
+    ctx.board.progressed();
     ctx.board.caughtUpTo(durableLsn);
     if (ctx.tables.anySyncing()) {
       promoteReady(durableLsn);
@@ -98,6 +99,7 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void whenIdle(Lsn lastReceived, Control control) {
     ctx.board.caughtUpTo(lastReceived);
+    ctx.board.progressed();
     if (ctx.tables.anySyncing()) {
       handOff(lastReceived, control);
       promoteReady(lastReceived);

@@ -149,6 +149,7 @@ final class ApplyWorker implements Runnable {
       }
       ReplicationStream stream = repl.startStreaming(ctx.streamOptions(slotName, start));
       LOG.info("pipeline {}: apply worker streams slot {} from {}", pipelineId, slotName, start);
+      ctx.board.progressed();
       ApplyStreamRole role = new ApplyStreamRole(ctx);
       role.startNeededWorkers();
       try (CatalogSchemaResolver resolver =
@@ -174,6 +175,12 @@ final class ApplyWorker implements Runnable {
     } catch (SQLException e) {
       throw PgErrors.map(e, "apply worker connection failed");
     }
+  }
+
+  /** Whether the apply slot is a failover slot on the server this connection reached. */
+  private boolean failover(ReplicationConnection repl) {
+    return repl.serverVersion()
+        .failoverSlots(ctx.config.failoverSlots(), ctx.config.temporarySlots());
   }
 
   /**
@@ -219,7 +226,7 @@ final class ApplyWorker implements Runnable {
               slotName,
               SnapshotMode.NOEXPORT_SNAPSHOT,
               ctx.config.temporarySlots(),
-              ctx.config.failoverSlots());
+              failover(repl));
       LOG.info(
           "pipeline {}: created apply slot {} at {}",
           pipelineId,
@@ -227,7 +234,7 @@ final class ApplyWorker implements Runnable {
           created.consistentPoint());
       return created.consistentPoint();
     }
-    repl.matchFailover(slot.get(), ctx.config.failoverSlots());
+    repl.matchFailover(slot.get(), failover(repl));
     Lsn progress = ctx.store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
     Lsn confirmed =
         slot.get().confirmedFlushLsn() == null ? Lsn.ZERO : slot.get().confirmedFlushLsn();

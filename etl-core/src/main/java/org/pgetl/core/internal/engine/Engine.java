@@ -21,9 +21,11 @@ import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgCatalog;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.pg.PgErrors;
+import org.pgetl.core.internal.pg.ServerVersion;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
+import org.pgetl.core.internal.pg.StandbyWait;
 import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.core.internal.sync.TableStateMachine;
 import org.pgetl.core.internal.time.Ticker;
@@ -81,7 +83,7 @@ public final class Engine {
   private final EngineMetrics metrics;
   private final Shutdown shutdown;
   private final PgConnector connector;
-  private final ErrorLog errors = new ErrorLog();
+  private final ErrorLog errors;
   private final LifecycleTracker lifecycle;
   private final StatusBoard board;
   private final Lease lease;
@@ -151,6 +153,7 @@ public final class Engine {
       Shutdown shutdown,
       Ticker ticker) {
     this.ticker = ticker;
+    this.errors = new ErrorLog(ticker);
     this.board = new StatusBoard(ticker);
     this.config = config;
     this.store = store;
@@ -388,7 +391,20 @@ public final class Engine {
     String pipelineId = config.pipelineId();
     try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
       PgCatalog catalog = new PgCatalog(c);
-      catalog.serverVersion().requireFailoverSlots(config.failoverSlots());
+      ServerVersion version = catalog.serverVersion();
+      boolean failover = version.failoverSlots(config.failoverSlots(), config.temporarySlots());
+      if (config.failoverSlots() == PipelineConfig.FailoverSlots.AUTO) {
+        LOG.info(
+            "pipeline {}: the apply slot is {} (failoverSlots=auto, PostgreSQL {}{})",
+            pipelineId,
+            failover ? "a failover slot" : "an ordinary slot",
+            version,
+            failover
+                ? ""
+                : config.temporarySlots()
+                    ? ", temporary slots"
+                    : ": failover slots need 17; a promoted standby has no copy of it");
+      }
       catalog.requirePublication(config.publication());
       List<TableId> published = catalog.publicationTables(config.publication());
       if (published.isEmpty()) {
@@ -1038,15 +1054,19 @@ public final class Engine {
       if (lagConnection == null || lagConnection.isClosed()) {
         lagConnection = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
       }
+      String waitEvent = null;
       try (PreparedStatement ps =
           lagConnection.prepareStatement(
-              "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text"
-                  + " FROM pg_replication_slots WHERE slot_name = ?")) {
+              "SELECT pg_current_wal_lsn()::text, s.confirmed_flush_lsn::text, a.wait_event"
+                  + " FROM pg_replication_slots s"
+                  + " LEFT JOIN pg_stat_activity a ON a.pid = s.active_pid"
+                  + " WHERE s.slot_name = ?")) {
         ps.setString(1, SlotNames.apply(config.pipelineId()));
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             Lsn end = Lsn.parse(rs.getString(1));
             String confirmed = rs.getString(2);
+            waitEvent = rs.getString(3);
             long lag = confirmed == null ? -1 : end.bytesSince(Lsn.parse(confirmed));
             board.lag(lag);
             if (lag >= 0) {
@@ -1055,6 +1075,17 @@ public final class Engine {
           }
         }
       }
+      String held =
+          StandbyWait.EVENT.equals(waitEvent) ? StandbyWait.describe(lagConnection) : null;
+      if (!java.util.Objects.equals(held, board.heldBy())) {
+        if (held != null) {
+          LOG.warn("pipeline {}: {}", config.pipelineId(), held);
+        } else if (board.heldBy() != null) {
+          LOG.info("pipeline {}: no standby holds the apply stream any more", config.pipelineId());
+        }
+      }
+      board.heldBy(held);
+      metrics.heldByStandby(held != null);
     } catch (SQLException | EtlException e) {
       LOG.debug("pipeline {}: lag sample failed: {}", config.pipelineId(), e.getMessage());
       closeLagConnection();
@@ -1167,6 +1198,21 @@ public final class Engine {
       recent.add(e.getMessage());
     }
     long sampled = board.lagSampledAtMillis();
+    org.pgetl.PipelineStatus.@Nullable LastError lastError = null;
+    List<EtlException> all = errors.recent();
+    java.time.Instant lastAt = errors.lastAt();
+    if (!all.isEmpty() && lastAt != null) {
+      boolean tableErrored =
+          out.values().stream().anyMatch(t -> t.state().type() == TableState.Type.ERRORED);
+      boolean recovered =
+          board.progressedAtMillis() > lastAt.toEpochMilli()
+              && !tableErrored
+              && phase != Phase.FAILED
+              && errors.fatal() == null;
+      lastError =
+          new org.pgetl.PipelineStatus.LastError(
+              String.valueOf(all.get(all.size() - 1).getMessage()), lastAt, recovered);
+    }
     return new org.pgetl.PipelineStatus(
         config.pipelineId(),
         phase,
@@ -1178,7 +1224,9 @@ public final class Engine {
         sampled == 0 ? null : java.time.Instant.ofEpochMilli(sampled),
         recent,
         epoch,
-        epoch == 0 ? board.leaseHolder() : null);
+        epoch == 0 ? board.leaseHolder() : null,
+        lastError,
+        board.heldBy());
   }
 
   /**

@@ -60,6 +60,13 @@ public interface EngineMetrics {
   default void lagBytes(long bytes) {}
 
   /**
+   * Reports whether the apply stream waits for a standby of {@code synchronized_standby_slots}.
+   *
+   * @param held true while the walsender waits for that standby's confirmation
+   */
+  default void heldByStandby(boolean held) {}
+
+  /**
    * Records a table's state.
    *
    * @param table the table's name, or its oid while the name is not known yet

@@ -30,6 +30,7 @@ final class MicrometerMetrics implements EngineMetrics {
   private final Counter discarded;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicLong lag = new AtomicLong(-1);
+  private final AtomicInteger heldByStandby = new AtomicInteger();
   private final Map<LifecycleState, AtomicInteger> lifecycle = new EnumMap<>(LifecycleState.class);
   private final Map<String, Timer> latency = new ConcurrentHashMap<>();
   private final Map<TableName, Counter> rows = new ConcurrentHashMap<>();
@@ -64,6 +65,12 @@ final class MicrometerMetrics implements EngineMetrics {
             .register(registry);
     Gauge.builder("pgetl.writes.inflight", inFlight, AtomicInteger::get)
         .description("writeEvents calls waiting for their answer")
+        .tags(tags)
+        .register(registry);
+    Gauge.builder("pgetl.replication.held.by.standby", heldByStandby, AtomicInteger::get)
+        .description(
+            "1 while the apply stream waits for a standby of synchronized_standby_slots to confirm"
+                + " the WAL (the standby is named in the status), 0 otherwise")
         .tags(tags)
         .register(registry);
     Gauge.builder("pgetl.replication.lag", lag, AtomicLong::get)
@@ -145,6 +152,11 @@ final class MicrometerMetrics implements EngineMetrics {
   @Override
   public void lagBytes(long bytes) {
     lag.set(bytes);
+  }
+
+  @Override
+  public void heldByStandby(boolean held) {
+    heldByStandby.set(held ? 1 : 0);
   }
 
   @Override

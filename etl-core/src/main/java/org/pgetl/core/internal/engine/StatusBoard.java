@@ -208,4 +208,43 @@ public final class StatusBoard {
   public long lagSampledAtMillis() {
     return lagSampledAtMillis;
   }
+
+  private volatile long progressedAtMillis;
+  private volatile @Nullable String heldBy;
+
+  /**
+   * Records that the apply stream works: it streams again after a (re)connection, stored its
+   * progress, or read everything the server had. An error recorded before this is recovered.
+   */
+  public void progressed() {
+    progressedAtMillis = ticker.now().toEpochMilli();
+  }
+
+  /**
+   * Returns when the apply stream last worked ({@link #progressed()}).
+   *
+   * @return epoch milliseconds, 0 when never
+   */
+  public long progressedAtMillis() {
+    return progressedAtMillis;
+  }
+
+  /**
+   * Records what holds the apply stream back, as the server says it (a standby of {@code
+   * synchronized_standby_slots} that has not confirmed the WAL), from the last sample.
+   *
+   * @param what the description, or null when nothing does
+   */
+  public void heldBy(@Nullable String what) {
+    heldBy = what;
+  }
+
+  /**
+   * Returns what holds the apply stream back, from the last sample.
+   *
+   * @return the description, or null
+   */
+  public @Nullable String heldBy() {
+    return heldBy;
+  }
 }

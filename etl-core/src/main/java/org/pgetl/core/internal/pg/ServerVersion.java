@@ -114,6 +114,28 @@ public record ServerVersion(int number) implements Comparable<ServerVersion> {
     }
   }
 
+  /**
+   * Returns whether the apply slot is a failover slot on this server under a pipeline's settings:
+   * {@code ON} always (failing before 17), {@code OFF} never, {@code AUTO} on 17+ unless the slots
+   * are temporary (the server refuses a temporary failover slot).
+   *
+   * @param setting the pipeline's {@code failoverSlots} setting
+   * @param temporarySlots the pipeline's {@code temporarySlots} setting
+   * @return whether the apply slot is a failover slot
+   * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} for {@code ON} before 17
+   */
+  public boolean failoverSlots(
+      org.pgetl.PipelineConfig.FailoverSlots setting, boolean temporarySlots) {
+    return switch (setting) {
+      case ON -> {
+        requireFailoverSlots(true);
+        yield true;
+      }
+      case OFF -> false;
+      case AUTO -> supportsFailoverSlots() && !temporarySlots;
+    };
+  }
+
   @Override
   public int compareTo(ServerVersion other) {
     return Integer.compare(number, other.number);

@@ -9,10 +9,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.PgConnectionConfig;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Preflight;
 import org.pgetl.Preflight.Check;
@@ -23,9 +25,11 @@ import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.pg.PgErrors;
 import org.pgetl.core.internal.pg.PublicationInfo;
 import org.pgetl.core.internal.pg.PublishedTable;
+import org.pgetl.core.internal.pg.ServerVersion;
 import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
+import org.pgetl.core.internal.pg.StandbyWait;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
@@ -63,6 +67,7 @@ public final class PreflightRunner {
   static final String SELECT = "SELECT privilege";
   static final String IDENTITY = "replica identity";
   static final String STORE = "state store";
+  static final String FAILOVER = "failover";
 
   static final PreflightMessages.Resource SLOTS =
       new PreflightMessages.Resource(
@@ -209,6 +214,11 @@ public final class PreflightRunner {
         int toCopy = tablesToCopy(publication.tables().keySet(), states, requests);
         out.add(slots(c, toCopy));
         out.add(senders(c, toCopy));
+      }
+      if (noSource != null) {
+        out.add(skip(FAILOVER, noSource));
+      } else if (c != null) {
+        out.add(failover(c));
       }
       return out;
     } finally {
@@ -623,6 +633,230 @@ public final class PreflightRunner {
     } catch (SQLException e) {
       throw PgErrors.map(e, "query failed: " + sql);
     }
+  }
+
+  /**
+   * Whether the pipeline would survive a failover of the source: the apply slot is (or will be) a
+   * failover slot, the standbys that stream from the source are listed in {@code
+   * synchronized_standby_slots}, and each further host of the URL that is a standby holds a
+   * synchronised copy of the apply slot. Warns, naming what is missing and the setting that fixes
+   * it; never fails a start (a failover may never come).
+   */
+  private Check failover(Connection c) {
+    try {
+      return failoverCheck(c);
+    } catch (EtlException e) {
+      if (e.kind() == ErrorKind.CONFIG_ERROR) {
+        return fail(FAILOVER, e); // failoverSlots on before 17, as start() fails
+      }
+      return warn(FAILOVER, "could not read the failover settings: " + e.description());
+    } catch (SQLException e) {
+      return warn(FAILOVER, "could not read the failover settings: " + e.getMessage());
+    }
+  }
+
+  private Check failoverCheck(Connection c) throws SQLException {
+    ServerVersion version = new PgCatalog(c).serverVersion();
+    String slot = SlotNames.apply(config.pipelineId());
+    List<String> found = new ArrayList<>();
+    List<String> missing = new ArrayList<>();
+    boolean failover = version.failoverSlots(config.failoverSlots(), config.temporarySlots());
+    String setting = "failoverSlots=" + config.failoverSlots().name().toLowerCase(Locale.ROOT);
+    if (!failover) {
+      if (config.temporarySlots()) {
+        return ok(
+            FAILOVER,
+            "failover: temporary slots are never failover slots; a failover copies every table"
+                + " again");
+      }
+      String why =
+          version.supportsFailoverSlots()
+              ? "the apply slot "
+                  + slot
+                  + " is no failover slot ("
+                  + setting
+                  + "): a promoted standby has no copy of it; set failoverSlots to auto or on"
+                  + " (--failover-slots)"
+              : "PostgreSQL "
+                  + version
+                  + " has no failover slots (17+): a promoted standby has no copy of the apply"
+                  + " slot, and the pipeline must copy every table again after a failover"
+                  + " (invalidatedSlotBehavior=RECREATE, --on-missing-slot recopy)";
+      return warn(FAILOVER, "failover: " + why);
+    }
+    Boolean existing = null;
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT failover FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          existing = rs.getBoolean(1);
+        }
+      }
+    }
+    found.add(
+        "PostgreSQL "
+            + version
+            + ", apply slot "
+            + slot
+            + (existing == null
+                ? " will be a failover slot"
+                : existing ? " is a failover slot" : " becomes a failover slot at start")
+            + " ("
+            + setting
+            + ")");
+    List<StandbyWait.ListedSlot> listed = StandbyWait.listedSlots(c);
+    Set<String> listedNames = new HashSet<>();
+    for (StandbyWait.ListedSlot l : listed) {
+      listedNames.add(l.name());
+    }
+    found.add(
+        "synchronized_standby_slots = "
+            + (listed.isEmpty() ? "''" : "'" + String.join(",", listedNames) + "'"));
+    for (StandbyWait.ListedSlot l : listed) {
+      if (!l.exists()) {
+        missing.add(
+            "synchronized_standby_slots names slot "
+                + l.name()
+                + ", which does not exist: the apply stream waits for it (create the standby's"
+                + " slot, or remove it from synchronized_standby_slots)");
+      } else if (!l.active()) {
+        missing.add(
+            "no standby streams through slot "
+                + l.name()
+                + " of synchronized_standby_slots: the pipeline waits until one does");
+      }
+    }
+    List<String> standbys = new ArrayList<>();
+    try (Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT r.application_name, coalesce(host(r.client_addr), 'local'),"
+                    + " s.slot_name FROM pg_stat_replication r"
+                    + " LEFT JOIN pg_replication_slots s"
+                    + " ON s.active_pid = r.pid AND s.slot_type = 'physical'"
+                    + " WHERE r.state = 'streaming' OR r.state = 'catchup'")) {
+      while (rs.next()) {
+        String name = rs.getString(1) + " from " + rs.getString(2);
+        String physical = rs.getString(3);
+        if (physical == null) {
+          // a logical walsender (a table copy, another subscriber) is no standby
+          continue;
+        }
+        standbys.add(name + " (slot " + physical + ")");
+        if (!listedNames.contains(physical)) {
+          missing.add(
+              "standby "
+                  + name
+                  + " streams through slot "
+                  + physical
+                  + ", which synchronized_standby_slots does not list: after a promotion of that"
+                  + " standby the destination may hold changes the standby never received (add"
+                  + " it: ALTER SYSTEM SET synchronized_standby_slots = '"
+                  + physical
+                  + "')");
+        }
+      }
+    }
+    found.add("standbys streaming: " + (standbys.isEmpty() ? "none" : String.join(", ", standbys)));
+    List<PgConnectionConfig.HostPort> hosts = config.source().hosts();
+    // a single server without standbys has no failover to survive: said, not warned about
+    if (standbys.isEmpty() && (!listed.isEmpty() || hosts.size() > 1)) {
+      missing.add(
+          "no physical standby streams from this server (pg_stat_replication): nothing keeps a"
+              + " copy of the apply slot to fail over to");
+    }
+    if (hosts.size() > 1) {
+      for (PgConnectionConfig.HostPort h : hosts) {
+        String other = otherHost(h, slot, missing);
+        if (other != null) {
+          found.add(other);
+        }
+      }
+    }
+    String summary = "failover: " + String.join("; ", found);
+    if (missing.isEmpty()) {
+      return ok(FAILOVER, summary);
+    }
+    return warn(FAILOVER, String.join("; ", missing) + " [" + summary + "]");
+  }
+
+  /**
+   * Checks one host of a multi-host URL: when it is a standby, whether it holds a synchronised,
+   * persistent copy of the apply slot. Returns what was found, or null for the primary.
+   */
+  private @Nullable String otherHost(
+      PgConnectionConfig.HostPort h, String slot, List<String> missing) {
+    String where = h.host() + ":" + h.port();
+    PgConnectionConfig one =
+        config.source().toBuilder()
+            .host(h.host())
+            .port(h.port())
+            .additionalHosts(List.of())
+            .targetServerType(PgConnectionConfig.TargetServerType.ANY)
+            .build();
+    try (Connection s =
+            new PgConnector(one).openPlain(ApplicationNames.catalog(config.pipelineId()));
+        Statement st = s.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT pg_is_in_recovery(), current_setting('sync_replication_slots', true),"
+                    + " (SELECT synced::text || ',' || temporary::text FROM pg_replication_slots"
+                    + " WHERE slot_name = "
+                    + quoteLiteral(slot)
+                    + ")")) {
+      rs.next();
+      if (!rs.getBoolean(1)) {
+        return null; // the primary, checked above
+      }
+      String sync = rs.getString(2);
+      String copy = rs.getString(3);
+      if (!"on".equals(sync)) {
+        missing.add(
+            "standby "
+                + where
+                + " does not synchronise slots (sync_replication_slots = "
+                + (sync == null ? "unknown" : sync)
+                + "): set sync_replication_slots = on, hot_standby_feedback = on and a dbname in"
+                + " its primary_conninfo");
+        return "standby " + where + ": no slot synchronisation";
+      }
+      if (copy == null) {
+        missing.add(
+            "standby "
+                + where
+                + " has no copy of the apply slot "
+                + slot
+                + " yet (it appears once the slot exists on the primary and the standby caught up)");
+        return "standby " + where + ": no copy of " + slot + " yet";
+      }
+      if (copy.equals("true,true")) {
+        missing.add(
+            "standby "
+                + where
+                + "'s copy of "
+                + slot
+                + " is not persistent yet (temporary): it becomes usable once the slot on the"
+                + " primary moves past the standby's horizon");
+        return "standby " + where + ": temporary copy of " + slot;
+      }
+      if (!copy.startsWith("true")) {
+        missing.add(
+            "standby "
+                + where
+                + " holds a slot "
+                + slot
+                + " that it does not synchronise (synced = false): drop it on the standby");
+        return "standby " + where + ": unsynchronised slot " + slot;
+      }
+      return "standby " + where + " holds a synchronised copy of " + slot;
+    } catch (SQLException | EtlException e) {
+      return "host " + where + " not reachable (" + e.getMessage() + ")";
+    }
+  }
+
+  private static String quoteLiteral(String s) {
+    return "'" + s.replace("'", "''") + "'";
   }
 
   static Check ok(String name, String summary) {

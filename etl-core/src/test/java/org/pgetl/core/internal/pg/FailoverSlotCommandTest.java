@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
+import org.pgetl.PipelineConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -59,5 +60,20 @@ class FailoverSlotCommandTest {
         .satisfies(e -> assertThat(((EtlException) e).kind()).isEqualTo(ErrorKind.CONFIG_ERROR))
         .hasMessageContaining("failoverSlots needs PostgreSQL 17 or later")
         .hasMessageContaining("PostgreSQL 16.10");
+  }
+
+  @Test
+  void autoIsAFailoverSlotFromSeventeenOnAndNeverATemporaryOne() {
+    PipelineConfig.FailoverSlots auto = PipelineConfig.FailoverSlots.AUTO;
+    assertThat(new ServerVersion(170006).failoverSlots(auto, false)).isTrue();
+    assertThat(new ServerVersion(170006).failoverSlots(auto, true)).isFalse();
+    assertThat(new ServerVersion(160010).failoverSlots(auto, false)).isFalse();
+    assertThat(new ServerVersion(160010).failoverSlots(PipelineConfig.FailoverSlots.OFF, false))
+        .isFalse();
+    assertThat(new ServerVersion(180001).failoverSlots(PipelineConfig.FailoverSlots.ON, false))
+        .isTrue();
+    assertThatThrownBy(
+            () -> new ServerVersion(160010).failoverSlots(PipelineConfig.FailoverSlots.ON, false))
+        .hasMessageContaining("failoverSlots needs PostgreSQL 17 or later");
   }
 }
