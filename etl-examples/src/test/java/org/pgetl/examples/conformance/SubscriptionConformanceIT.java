@@ -73,7 +73,15 @@ class SubscriptionConformanceIT {
           "008_diff_schema",
           "010_truncate",
           "010_truncate_insert_only",
-          "011_generated");
+          "011_generated",
+          "013_partition",
+          "013_partition_root",
+          "014_binary",
+          "015_stream",
+          "016_stream_subxact",
+          "017_stream_ddl",
+          "018_stream_subxact_abort",
+          "019_stream_subxact_ddl_abort");
 
   /** The longest wait for the mirror to catch up with the source. */
   private static final Duration CATCH_UP_WAIT = Duration.ofSeconds(45);
