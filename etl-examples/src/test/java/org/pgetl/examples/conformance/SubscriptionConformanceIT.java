@@ -81,7 +81,12 @@ class SubscriptionConformanceIT {
           "016_stream_subxact",
           "017_stream_ddl",
           "018_stream_subxact_abort",
-          "019_stream_subxact_ddl_abort");
+          "019_stream_subxact_ddl_abort",
+          "024_add_drop_pub",
+          "025_rep_changes_for_schema",
+          "028_row_filter",
+          "031_column_list",
+          "100_bugs");
 
   /** The longest wait for the mirror to catch up with the source. */
   private static final Duration CATCH_UP_WAIT = Duration.ofSeconds(45);
