@@ -3,8 +3,10 @@ package org.pgetl.kafka.connect;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,6 +16,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.TransactionContext;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
@@ -21,11 +24,14 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.model.Event;
+import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableRow;
 import org.pgetl.model.UpdatedRow;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The destination a task's pipeline writes to: each call becomes a list of {@link SourceRecord}s
@@ -49,28 +55,105 @@ import org.pgetl.model.UpdatedRow;
  *       the pipeline stops without a table error and resumes from its durable point. Writes already
  *       handed to Connect keep waiting for their acknowledgements, which go on arriving until
  *       Connect closes its producer.
+ *   <li>Offsets: a stream record carries its own event's position ({@code lsn}, {@code
+ *       tx_ordinal}), so the offset Connect commits never covers a record Kafka did not take. The
+ *       apply stream's records use the partition {@code {pipeline}}, a table's copy and catch-up
+ *       records the partition {@code {pipeline, table}} with the copy attempt and its snapshot. An
+ *       apply event at or before the {@code committed} position given at creation (Connect's last
+ *       committed offset) is dropped: Kafka holds it already.
  * </ul>
+ *
+ * <h2>Exactly-once (Connect's {@code transaction.boundary=connector})</h2>
+ *
+ * With a {@link TransactionContext}, Connect calls {@code commitRecord} only after the producer
+ * transaction holding the record committed, so a write answered durable is committed in Kafka. The
+ * destination decides the transaction boundaries: a commit is requested after a {@link #poll} only
+ * while no table's copy is partly sent, so a table's copy lands in one transaction and a worker
+ * killed mid-copy leaves nothing of it visible to a {@code read_committed} consumer. Copy batches
+ * are therefore answered {@code accepted()} when handed to Connect (the copy could not otherwise
+ * reach its end), and the {@code Finish} barrier is answered durable once every record of the
+ * attempt was committed. Writes of the streams wait for that commit: a long copy pauses the
+ * streams' intake after their in-flight windows, never the copy.
  */
 final class ConnectDestination implements Destination {
+  private static final Logger LOG = LoggerFactory.getLogger(ConnectDestination.class);
+
   private final RecordMapper mapper;
+  private final String pipelineId;
   private final Map<String, ?> sourcePartition;
   private final long maxPollRecords;
+  private final @Nullable TransactionContext transactions;
+  private final @Nullable EventSequenceKey committed;
+  private final Map<TableId, Map<String, ?>> copiedInKafka;
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition available = lock.newCondition();
   private final ArrayDeque<Write> queue = new ArrayDeque<>();
   private boolean closed;
 
+  // exactly-once: the copy attempts with records in the open transaction and no Finish yet, and
+  // whether records were handed out since the last requested commit (guarded by the lock)
+  private final Map<UUID, Copy> copies = new HashMap<>();
+  private int partlySent;
+  private boolean uncommitted;
+
   private final Map<TableId, UUID> currentAttempts = new ConcurrentHashMap<>();
+  private final AtomicLong droppedEvents = new AtomicLong();
   private final AtomicLong heldBytes = new AtomicLong();
   private final AtomicLong maxHeldBytes = new AtomicLong();
   private final AtomicLong heldRecords = new AtomicLong();
   private final AtomicLong acknowledgedRecords = new AtomicLong();
 
   ConnectDestination(RecordMapper mapper, String pipelineId, long maxPollRecords) {
+    this(mapper, pipelineId, maxPollRecords, null, null, Map.of());
+  }
+
+  /**
+   * Creates the destination of a task.
+   *
+   * @param transactions Connect's transaction context (exactly-once with connector-defined
+   *     boundaries), or null
+   * @param committed the apply stream's position in Connect's last committed offset, or null
+   * @param copiedInKafka the committed offsets of copies of tables the store will copy again
+   */
+  ConnectDestination(
+      RecordMapper mapper,
+      String pipelineId,
+      long maxPollRecords,
+      @Nullable TransactionContext transactions,
+      @Nullable EventSequenceKey committed,
+      Map<TableId, Map<String, ?>> copiedInKafka) {
     this.mapper = mapper;
-    this.sourcePartition = Map.of("pipeline", pipelineId);
+    this.pipelineId = pipelineId;
+    this.sourcePartition = applyPartition(pipelineId);
     this.maxPollRecords = maxPollRecords;
+    this.transactions = transactions;
+    this.committed = committed;
+    this.copiedInKafka = new ConcurrentHashMap<>(copiedInKafka);
+  }
+
+  /** The source partition of the apply stream's records. */
+  static Map<String, String> applyPartition(String pipelineId) {
+    return Map.of("pipeline", pipelineId);
+  }
+
+  /** The source partition of a table's copy and catch-up records. */
+  static Map<String, String> tablePartition(String pipelineId, TableId table) {
+    return Map.of("pipeline", pipelineId, "table", Long.toString(table.oid()));
+  }
+
+  /**
+   * The position of an apply-stream offset, or null when the offset holds none.
+   *
+   * @param offset an offset Connect stored
+   */
+  static @Nullable EventSequenceKey position(@Nullable Map<String, Object> offset) {
+    if (offset == null
+        || !(offset.get("lsn") instanceof String lsn)
+        || !(offset.get("tx_ordinal") instanceof Number ordinal)) {
+      return null;
+    }
+    return new EventSequenceKey(Lsn.parse(lsn), ordinal.longValue());
   }
 
   /**
@@ -89,20 +172,62 @@ final class ConnectDestination implements Destination {
    */
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-    currentAttempts.put(table.id(), attemptId);
+    UUID previous = currentAttempts.put(table.id(), attemptId);
+    if (previous != null) {
+      copyAbandoned(previous);
+    }
+    Map<String, ?> earlier = copiedInKafka.remove(table.id());
+    if (earlier != null) {
+      LOG.warn(
+          "pipeline {}: table {} is copied again although Kafka holds a committed copy of it ({});"
+              + " the store had not recorded that copy's end: its rows appear twice",
+          pipelineId,
+          table.name(),
+          earlier);
+    }
     result.durable();
+  }
+
+  /**
+   * Stops waiting for the end of a table's copy attempt (its table failed or was reset): its
+   * records sent so far stay in the open transaction and are committed with the next commit.
+   */
+  void copyAbandoned(TableId table) {
+    UUID attempt = currentAttempts.get(table);
+    if (attempt != null) {
+      copyAbandoned(attempt);
+    }
+  }
+
+  private void copyAbandoned(UUID attempt) {
+    lock.lock();
+    try {
+      Copy c = copies.get(attempt);
+      if (c != null && c.handedOut && c.finish == null) {
+        c.handedOut = false;
+        partlySent--;
+        available.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Queues a batch's {@code r} records; answers {@code Finish} at once (see the class notes). */
   @Override
   public void writeTableRows(
       ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+    UUID current = currentAttempts.get(table.id());
     if (!(write instanceof TableCopyWrite.Batch batch)) {
-      // every batch of the attempt was answered, and only ever durable
-      result.durable();
+      TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
+      if (transactions == null || (current != null && !current.equals(finish.attemptId()))) {
+        // every batch of the attempt was answered, and only ever durable
+        result.durable();
+        return;
+      }
+      finished(finish.attemptId(), result);
       return;
     }
-    UUID current = currentAttempts.get(table.id());
     if (current != null && !current.equals(batch.id().attemptId())) {
       result.durable(); // a leftover of an abandoned attempt: not applied
       return;
@@ -112,10 +237,43 @@ final class ConnectDestination implements Destination {
       bytes += row.sizeHintBytes();
     }
     Lsn snapshot = table.tableSchema().snapshotLsn();
-    Map<String, Object> offset = Map.of("lsn", snapshot.toString(), "snapshot", true);
-    Write w = new Write(result, bytes, offset);
+    Map<String, Object> offset =
+        Map.of("snapshot_lsn", snapshot.toString(), "attempt", batch.id().attemptId().toString());
+    Write w = new Write(result, bytes, tablePartition(pipelineId, table.id()), offset);
+    if (transactions != null) {
+      w.copy = batch.id().attemptId();
+    }
     mapper.copyBatch(table, batch, w);
     submit(w);
+  }
+
+  /** The Finish of a copy attempt under exactly-once: durable once its records are committed. */
+  private void finished(UUID attempt, AsyncResult result) {
+    boolean now;
+    lock.lock();
+    try {
+      Copy c = copies.get(attempt);
+      if (c == null) {
+        now = true;
+      } else {
+        if (c.handedOut) {
+          c.handedOut = false;
+          partlySent--;
+        }
+        c.finish = result;
+        now = c.pendingWrites == 0;
+        if (now) {
+          copies.remove(attempt);
+        }
+        // the copy is whole in the open transaction: a commit may follow
+        available.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (now) {
+      result.durable();
+    }
   }
 
   /** Queues the records of a batch of events; an empty barrier is answered at once. */
@@ -135,15 +293,44 @@ final class ConnectDestination implements Destination {
       }
     }
     long bytes = 0;
-    Event last = events.get(events.size() - 1);
     for (Event e : events) {
       bytes += eventBytes(e);
     }
-    Map<String, Object> offset =
-        Map.of("lsn", last.commitLsn().toString(), "tx_ordinal", last.txOrdinal());
-    Write w = new Write(result, bytes, offset);
-    mapper.events(stream, events, w);
+    boolean apply = stream.kind() == StreamId.Kind.APPLY;
+    Write w;
+    Map<String, Object> base;
+    if (apply) {
+      w = new Write(result, bytes, sourcePartition, Map.of());
+      base = Map.of();
+    } else {
+      TableId table = Objects.requireNonNull(stream.table(), "table");
+      w = new Write(result, bytes, tablePartition(pipelineId, table), Map.of());
+      base = Map.of("attempt", String.valueOf(stream.copyAttempt()));
+    }
+    for (Event e : events) {
+      if (apply
+          && committed != null
+          && isRowChange(e)
+          && e.sequenceKey().compareTo(committed) <= 0) {
+        // Kafka holds it: the store's durable point lags Connect's committed offset
+        droppedEvents.incrementAndGet();
+        continue;
+      }
+      Map<String, Object> offset = new HashMap<>(base);
+      offset.put("lsn", e.commitLsn().toString());
+      offset.put("tx_ordinal", e.txOrdinal());
+      w.offset = offset;
+      // one event at a time, so that each record carries its own event's position
+      mapper.events(stream, List.of(e), w);
+    }
     submit(w);
+  }
+
+  private static boolean isRowChange(Event e) {
+    return switch (e.kind()) {
+      case INSERT, UPDATE, DELETE, TRUNCATE -> true;
+      default -> false;
+    };
   }
 
   private static long eventBytes(Event e) {
@@ -176,6 +363,9 @@ final class ConnectDestination implements Destination {
         return;
       }
       w.remaining.set(w.records.size());
+      if (w.copy != null) {
+        copies.computeIfAbsent(w.copy, a -> new Copy()).pendingWrites++;
+      }
       long held = heldBytes.addAndGet(w.bytes);
       heldRecords.addAndGet(w.records.size());
       maxHeldBytes.accumulateAndGet(held, Math::max);
@@ -194,9 +384,11 @@ final class ConnectDestination implements Destination {
    */
   @Nullable List<SourceRecord> poll(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
+    List<Write> accepted = new ArrayList<>();
+    List<SourceRecord> out = new ArrayList<>();
     lock.lock();
     try {
-      while (queue.isEmpty() && !closed) {
+      while (queue.isEmpty() && !closed && !commitDue()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return null;
@@ -206,15 +398,38 @@ final class ConnectDestination implements Destination {
       if (closed) {
         return null;
       }
-      List<SourceRecord> out = new ArrayList<>();
       while (!queue.isEmpty()
           && (out.isEmpty() || out.size() + queue.peekFirst().records.size() <= maxPollRecords)) {
-        out.addAll(queue.pollFirst().records);
+        Write w = queue.pollFirst();
+        out.addAll(w.records);
+        if (w.copy != null) {
+          Copy c = copies.get(w.copy);
+          if (c != null && !c.handedOut && c.finish == null) {
+            c.handedOut = true;
+            partlySent++;
+          }
+          accepted.add(w);
+        }
       }
-      return out;
+      if (transactions != null) {
+        uncommitted |= !out.isEmpty();
+        if (commitDue()) {
+          // after this batch: no copy is partly in the transaction
+          transactions.commitTransaction();
+          uncommitted = false;
+        }
+      }
     } finally {
       lock.unlock();
     }
+    // the copy goes on while its records wait for the transaction's commit (see the class notes)
+    accepted.forEach(w -> w.result.accepted());
+    return out.isEmpty() ? null : out;
+  }
+
+  /** Whether a commit is to be requested now: records wait for one and no copy is partly sent. */
+  private boolean commitDue() {
+    return transactions != null && uncommitted && partlySent == 0;
   }
 
   /**
@@ -230,7 +445,27 @@ final class ConnectDestination implements Destination {
       if (w.remaining.decrementAndGet() == 0) {
         heldBytes.addAndGet(-w.bytes);
         w.result.durable();
+        if (w.copy != null) {
+          copyWriteDone(w.copy);
+        }
       }
+    }
+  }
+
+  private void copyWriteDone(UUID attempt) {
+    AsyncResult finish = null;
+    lock.lock();
+    try {
+      Copy c = copies.get(attempt);
+      if (c != null && --c.pendingWrites == 0 && c.finish != null) {
+        finish = c.finish;
+        copies.remove(attempt);
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (finish != null) {
+      finish.durable();
     }
   }
 
@@ -269,6 +504,10 @@ final class ConnectDestination implements Destination {
     return acknowledgedRecords.get();
   }
 
+  long droppedEvents() {
+    return droppedEvents.get();
+  }
+
   int queuedWrites() {
     lock.lock();
     try {
@@ -278,17 +517,28 @@ final class ConnectDestination implements Destination {
     }
   }
 
+  /** A copy attempt under exactly-once: its batch writes not yet committed, its Finish. */
+  private static final class Copy {
+    int pendingWrites;
+    boolean handedOut;
+    @Nullable AsyncResult finish;
+  }
+
   /** The records of one destination call and its answer. */
-  private final class Write implements RecordMapper.Sink {
+  private static final class Write implements RecordMapper.Sink {
     final AsyncResult result;
     final long bytes;
-    final Map<String, ?> offset;
+    final Map<String, ?> partition;
+    Map<String, ?> offset;
     final List<SourceRecord> records = new ArrayList<>();
     final AtomicInteger remaining = new AtomicInteger();
+    // the copy attempt of a batch under exactly-once, else null
+    @Nullable UUID copy;
 
-    Write(AsyncResult result, long bytes, Map<String, ?> offset) {
+    Write(AsyncResult result, long bytes, Map<String, ?> partition, Map<String, ?> offset) {
       this.result = result;
       this.bytes = bytes;
+      this.partition = partition;
       this.offset = offset;
     }
 
@@ -302,7 +552,7 @@ final class ConnectDestination implements Destination {
         long ts) {
       records.add(
           new TrackedRecord(
-              this, sourcePartition, offset, topic, keySchema, key, valueSchema, value, ts));
+              this, partition, offset, topic, keySchema, key, valueSchema, value, ts));
     }
   }
 

@@ -9,6 +9,7 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.ConnectorTransactionBoundaries;
 import org.apache.kafka.connect.source.ExactlyOnceSupport;
 import org.apache.kafka.connect.source.SourceConnector;
 
@@ -138,15 +139,30 @@ public final class PgetlSourceConnector extends SourceConnector {
   }
 
   /**
-   * Returns {@code UNSUPPORTED}: records are delivered at least once (duplicates after the durable
-   * point, never a loss); deduplicate on the key and {@code source.lsn}.
+   * Returns {@code SUPPORTED}: on a worker with {@code exactly.once.source.support=enabled} and
+   * with {@code transaction.boundary=connector}, a table's copy is one producer transaction and the
+   * streams' records are committed with their offsets, so a {@code read_committed} consumer sees
+   * each change once (see {@code docs/kafka-connect.md} for the window that remains).
    *
    * @param connectorConfig the configuration
-   * @return {@link ExactlyOnceSupport#UNSUPPORTED}
+   * @return {@link ExactlyOnceSupport#SUPPORTED}
    */
   @Override
   public ExactlyOnceSupport exactlyOnceSupport(Map<String, String> connectorConfig) {
-    return ExactlyOnceSupport.UNSUPPORTED;
+    return ExactlyOnceSupport.SUPPORTED;
+  }
+
+  /**
+   * Returns {@code SUPPORTED}: the task requests each commit through Connect's {@code
+   * TransactionContext}, never while a table's copy is partly sent.
+   *
+   * @param connectorConfig the configuration
+   * @return {@link ConnectorTransactionBoundaries#SUPPORTED}
+   */
+  @Override
+  public ConnectorTransactionBoundaries canDefineTransactionBoundaries(
+      Map<String, String> connectorConfig) {
+    return ConnectorTransactionBoundaries.SUPPORTED;
   }
 
   private static int tasksMax(Map<String, String> props) {

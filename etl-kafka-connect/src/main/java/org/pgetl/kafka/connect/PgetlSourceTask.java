@@ -2,6 +2,8 @@ package org.pgetl.kafka.connect;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,11 +16,18 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
+import org.apache.kafka.connect.source.TransactionContext;
+import org.apache.kafka.connect.storage.OffsetStorageReader;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.PipelineListener;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.EventSequenceKey;
+import org.pgetl.model.TableId;
+import org.pgetl.model.TableName;
+import org.pgetl.store.TableState;
 import org.pgetl.store.postgres.PostgresStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,10 +39,18 @@ import org.slf4j.LoggerFactory;
  * <h2>Acknowledgements</h2>
  *
  * A destination write is answered {@code durable()} only once Kafka acknowledged every one of its
- * records ({@link #commitRecord(SourceRecord, RecordMetadata)}), so the replication slot's
- * confirmed position never passes what Kafka holds. Table states and progress stay in the pgetl
- * state store ({@code PostgresStore}); Connect's offsets ({@code {"lsn": ..., "tx_ordinal": ...}})
- * are informative only: a restarted task resumes from the store.
+ * records ({@link #commitRecord(SourceRecord, RecordMetadata)}; under exactly-once, once their
+ * transaction committed), so the replication slot's confirmed position never passes what Kafka
+ * holds. Table states and progress stay in the pgetl state store ({@code PostgresStore}), and a
+ * restarted task resumes from the store; Connect's offsets ({@code {"lsn": ..., "tx_ordinal": ...}}
+ * per record) tell it which of the changes it reads again Kafka holds already: those are dropped.
+ *
+ * <h2>Exactly-once</h2>
+ *
+ * With {@code transaction.boundary=connector} on a worker with {@code
+ * exactly.once.source.support=enabled}, the task defines the producer transactions (see {@code
+ * ConnectDestination}): a table's copy is one transaction, the streams' records are committed after
+ * each poll while no copy is partly sent.
  *
  * <h2>Stopping and rebalancing</h2>
  *
@@ -87,10 +104,46 @@ public final class PgetlSourceTask extends SourceTask {
       PgConnectionConfig source = config.source();
       PipelineConfig pipelineConfig = config.pipelineConfig(spec, source);
       RecordMapper mapper = new RecordMapper(config.recordSettings(spec, source));
-      destination = new ConnectDestination(mapper, pipelineId, config.pollMaxRecords());
       store = config.openStore(pipelineId, source);
+      TransactionContext transactions = context.transactionContext();
+      OffsetStorageReader offsets = context.offsetStorageReader();
+      EventSequenceKey committed =
+          ConnectDestination.position(
+              offsets.offset(ConnectDestination.applyPartition(pipelineId)));
+      destination =
+          new ConnectDestination(
+              mapper,
+              pipelineId,
+              config.pollMaxRecords(),
+              transactions,
+              committed,
+              transactions == null ? Map.of() : copiesInKafka(store, offsets));
       pipeline = Pipeline.create(pipelineConfig, store, destination);
+      ConnectDestination d = destination;
+      pipeline.addListener(
+          new PipelineListener() {
+            @Override
+            public void tableStateChanged(
+                TableId table,
+                @Nullable TableName name,
+                @Nullable TableState from,
+                @Nullable TableState to) {
+              if (to == null
+                  || to.type() == TableState.Type.ERRORED
+                  || to.type() == TableState.Type.INIT) {
+                // its copy attempt ends without a Finish: commits need not wait for it
+                d.copyAbandoned(table);
+              }
+            }
+          });
       pipeline.start();
+      if (committed != null) {
+        LOG.info(
+            "pgetl task of pipeline {}: Kafka holds the apply stream up to {}; earlier changes"
+                + " read again are dropped",
+            pipelineId,
+            committed);
+      }
       registerMBean();
       LOG.info(
           "pgetl task started: pipeline {}, publication {}, source {}",
@@ -165,6 +218,46 @@ public final class PgetlSourceTask extends SourceTask {
     }
     closeQuietly();
     LOG.info("pgetl task stopped: pipeline {}", pipelineId);
+  }
+
+  /**
+   * The committed copy offsets of the tables the store will copy again: a copy Kafka committed
+   * whose end the store did not record (the task died between the two).
+   */
+  private Map<TableId, Map<String, ?>> copiesInKafka(
+      PostgresStore store, OffsetStorageReader offsets) {
+    Map<TableId, TableState> states;
+    try {
+      states = store.loadTableStates();
+    } catch (RuntimeException e) {
+      LOG.debug("pipeline {}: no table states before the start", pipelineId, e);
+      return Map.of();
+    }
+    List<Map<String, String>> partitions = new ArrayList<>();
+    Map<Map<String, String>, TableId> tables = new HashMap<>();
+    states.forEach(
+        (table, state) -> {
+          TableState.Type t = state.type();
+          if (t != TableState.Type.SYNC_DONE && t != TableState.Type.READY) {
+            Map<String, String> p = ConnectDestination.tablePartition(pipelineId, table);
+            partitions.add(p);
+            tables.put(p, table);
+          }
+        });
+    Map<TableId, Map<String, ?>> copied = new HashMap<>();
+    if (partitions.isEmpty()) {
+      return copied;
+    }
+    offsets
+        .offsets(partitions)
+        .forEach(
+            (partition, offset) -> {
+              TableId table = tables.get(partition);
+              if (table != null && offset != null && offset.get("snapshot_lsn") != null) {
+                copied.put(table, Map.copyOf(offset));
+              }
+            });
+    return copied;
   }
 
   private void closeQuietly() {
@@ -257,6 +350,11 @@ public final class PgetlSourceTask extends SourceTask {
     @Override
     public int getQueuedWrites() {
       return destination.queuedWrites();
+    }
+
+    @Override
+    public long getDroppedEvents() {
+      return destination.droppedEvents();
     }
   }
 }

@@ -55,4 +55,12 @@ public interface PgetlTaskMXBean {
    * @return the queued writes
    */
   int getQueuedWrites();
+
+  /**
+   * Returns the number of row changes read again after a restart and dropped because Connect's
+   * committed offset shows Kafka holds them.
+   *
+   * @return the dropped changes
+   */
+  long getDroppedEvents();
 }

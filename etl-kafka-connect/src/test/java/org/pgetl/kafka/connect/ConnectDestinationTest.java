@@ -6,8 +6,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.TransactionContext;
 import org.junit.jupiter.api.Test;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
@@ -16,6 +18,7 @@ import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.model.Event;
+import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
@@ -27,18 +30,45 @@ class ConnectDestinationTest {
   private static final Duration NOW = Duration.ofMillis(50);
 
   private static ConnectDestination destination(long maxPollRecords) {
-    RecordMapper mapper =
-        new RecordMapper(
-            new RecordMapper.Settings(
-                "test",
-                "p",
-                "db",
-                new TopicNamer(PgetlConnectorConfig.DEFAULT_TOPIC_PATTERN, "p", "p", "pub"),
-                true,
-                false,
-                ColumnMapping.DecimalMode.PRECISE,
-                ColumnMapping.ArrayMode.ARRAY));
-    return new ConnectDestination(mapper, "p", maxPollRecords);
+    return new ConnectDestination(mapper(), "p", maxPollRecords);
+  }
+
+  private static RecordMapper mapper() {
+    return new RecordMapper(
+        new RecordMapper.Settings(
+            "test",
+            "p",
+            "db",
+            new TopicNamer(PgetlConnectorConfig.DEFAULT_TOPIC_PATTERN, "p", "p", "pub"),
+            true,
+            false,
+            ColumnMapping.DecimalMode.PRECISE,
+            ColumnMapping.ArrayMode.ARRAY));
+  }
+
+  /** Connect's transaction context, counting the commits the destination requests. */
+  private static final class Transactions implements TransactionContext {
+    int commits;
+
+    @Override
+    public void commitTransaction() {
+      commits++;
+    }
+
+    @Override
+    public void commitTransaction(SourceRecord record) {
+      throw new AssertionError("not used");
+    }
+
+    @Override
+    public void abortTransaction() {
+      throw new AssertionError("never aborts");
+    }
+
+    @Override
+    public void abortTransaction(SourceRecord record) {
+      throw new AssertionError("never aborts");
+    }
   }
 
   private static List<Event> inserts(long commit, long... ids) {
@@ -145,5 +175,108 @@ class ConnectDestinationTest {
     assertThat(late.outcome()).contains(Outcome.SHUTDOWN);
     assertThat(d.poll(NOW)).isNull();
     assertThat(d.heldBytes()).isZero();
+  }
+
+  @Test
+  void eachRecordCarriesItsOwnEventsPositionAndTheApplyPartition() throws Exception {
+    ConnectDestination d = destination(100);
+    d.writeEvents(
+        StreamId.APPLY, inserts(1000, 1, 2), WriteDurability.MAY_DEFER, AsyncResult.create());
+    List<SourceRecord> records = d.poll(NOW);
+    assertThat(records)
+        .extracting(r -> (Object) r.sourceOffset().get("tx_ordinal"))
+        .containsExactly(1L, 2L);
+    assertThat(records.get(0).sourcePartition()).isEqualTo(Map.of("pipeline", "p"));
+    assertThat(ConnectDestination.position(Map.copyOf(records.get(1).sourceOffset())))
+        .isEqualTo(new EventSequenceKey(Lsn.of(1000), 2));
+  }
+
+  @Test
+  void applyChangesAtOrBeforeTheCommittedOffsetAreDroppedAndAnsweredDurable() throws Exception {
+    ConnectDestination d =
+        new ConnectDestination(
+            mapper(), "p", 100, null, new EventSequenceKey(Lsn.of(2000), 1), Map.of());
+    AsyncResult old = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, inserts(1000, 1, 2), WriteDurability.MAY_DEFER, old);
+    assertThat(old.outcome()).contains(Outcome.DURABLE);
+    AsyncResult straddling = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, inserts(2000, 3, 4, 5), WriteDurability.MAY_DEFER, straddling);
+    List<SourceRecord> records = d.poll(NOW);
+    // ordinal 1 (id 3) is in Kafka already; 4 and 5 are not
+    assertThat(records)
+        .extracting(r -> (Object) r.sourceOffset().get("tx_ordinal"))
+        .containsExactly(2L, 3L);
+    assertThat(d.droppedEvents()).isEqualTo(3);
+    records.forEach(r -> d.acknowledged(r, null));
+    assertThat(straddling.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceATablesCopyIsOneTransaction() throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 2, tx, null, Map.of());
+    UUID attempt = UUID.randomUUID();
+    d.dropTableForCopy(T, attempt, AsyncResult.create());
+    AsyncResult first = AsyncResult.create();
+    AsyncResult second = AsyncResult.create();
+    AsyncResult change = AsyncResult.create();
+    d.writeTableRows(T, batch(attempt, 0, 1, 2), first);
+    assertThat(first.isAnswered()).isFalse();
+    List<SourceRecord> sent = new ArrayList<>(d.poll(NOW));
+    // handed to Connect: the copy may go on, nothing is committed while it is partly sent
+    assertThat(first.outcome()).contains(Outcome.ACCEPTED);
+    assertThat(Map.<String, Object>copyOf(sent.get(0).sourceOffset()))
+        .containsEntry("attempt", attempt.toString())
+        .containsKey("snapshot_lsn");
+    assertThat(Map.<String, Object>copyOf(sent.get(0).sourcePartition()))
+        .containsEntry("table", "16401");
+    d.writeEvents(StreamId.APPLY, inserts(5000, 9), WriteDurability.MAY_DEFER, change);
+    d.writeTableRows(T, batch(attempt, 1, 3, 4), second);
+    sent.addAll(d.poll(NOW));
+    sent.addAll(d.poll(NOW));
+    assertThat(sent).hasSize(5);
+    assertThat(second.outcome()).contains(Outcome.ACCEPTED);
+    assertThat(tx.commits).isZero();
+    assertThat(d.poll(NOW)).isNull();
+    assertThat(tx.commits).isZero();
+
+    AsyncResult finish = AsyncResult.create();
+    d.writeTableRows(T, new TableCopyWrite.Finish(attempt, 2, 4), finish);
+    assertThat(finish.isAnswered()).isFalse();
+    // the copy is whole in the transaction: the next poll requests the commit
+    assertThat(d.poll(Duration.ofSeconds(5))).isNull();
+    assertThat(tx.commits).isEqualTo(1);
+    // Connect calls commitRecord after the commit
+    sent.forEach(r -> d.acknowledged(r, null));
+    assertThat(finish.outcome()).contains(Outcome.DURABLE);
+    assertThat(change.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceStreamRecordsAreCommittedAfterEachPollWhileNoCopyIsPartlySent()
+      throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 100, tx, null, Map.of());
+    AsyncResult change = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, inserts(1000, 1, 2), WriteDurability.MAY_DEFER, change);
+    List<SourceRecord> records = d.poll(NOW);
+    assertThat(tx.commits).isEqualTo(1);
+    assertThat(change.isAnswered()).isFalse();
+    records.forEach(r -> d.acknowledged(r, null));
+    assertThat(change.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceAnAbandonedCopyNoLongerHoldsCommitsBack() throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 100, tx, null, Map.of());
+    UUID attempt = UUID.randomUUID();
+    d.dropTableForCopy(T, attempt, AsyncResult.create());
+    d.writeTableRows(T, batch(attempt, 0, 1), AsyncResult.create());
+    d.poll(NOW);
+    assertThat(tx.commits).isZero();
+    d.copyAbandoned(T.id());
+    assertThat(d.poll(Duration.ofSeconds(5))).isNull();
+    assertThat(tx.commits).isEqualTo(1);
   }
 }

@@ -1,0 +1,302 @@
+package org.pgetl.kafka.connect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.connect.util.clusters.EmbeddedKafkaCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.pgetl.testkit.TestDatabase;
+import org.pgetl.testkit.WithPostgres;
+
+/**
+ * A Connect worker in a child JVM killed with SIGKILL, once while it copies a table and once while
+ * it streams many small transactions, then replaced by a new worker; a consumer then reads the
+ * topics. With exactly-once ({@code exactly.once.source.support=enabled}, {@code
+ * transaction.boundary=connector}) a {@code read_committed} consumer sees every row exactly once;
+ * without it, no row is missing and the duplicates stay within the bound {@code
+ * docs/kafka-connect.md} states: the rows of the interrupted copy, and the stream's records Kafka
+ * took after Connect's last offset commit.
+ */
+@WithPostgres
+@Timeout(240)
+class ExactlyOnceKillIT {
+  private static final int COPY_ROWS = 60_000;
+  private static final int STREAM_ROWS = 12_000;
+  // what the stream's duplicates may reach without exactly-once: the records that arrived within
+  // this time before the kill (offset.flush.interval.ms of the workers is one second)
+  private static final Duration OFFSET_LAG = Duration.ofSeconds(5);
+
+  private static EmbeddedKafkaCluster kafka;
+
+  @BeforeAll
+  static void startBroker() {
+    Properties broker = new Properties();
+    broker.put("transaction.state.log.replication.factor", "1");
+    broker.put("transaction.state.log.min.isr", "1");
+    broker.put("offsets.topic.replication.factor", "1");
+    broker.put("group.initial.rebalance.delay.ms", "0");
+    kafka = new EmbeddedKafkaCluster(1, broker);
+    kafka.start();
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (kafka != null) {
+      kafka.stop();
+    }
+  }
+
+  @Test
+  void withExactlyOnceAReadCommittedConsumerSeesEveryRowOnceAfterTwoKills(TestDatabase db)
+      throws Exception {
+    Counts counts = killTwice(db, true);
+    assertThat(counts.copy.missing).isZero();
+    assertThat(counts.copy.duplicates).isZero();
+    assertThat(counts.stream.missing).isZero();
+    assertThat(counts.stream.duplicates).isZero();
+  }
+
+  @Test
+  void withoutExactlyOnceNothingIsMissingAndDuplicatesStayWithinTheBound(TestDatabase db)
+      throws Exception {
+    Counts counts = killTwice(db, false);
+    assertThat(counts.copy.missing).isZero();
+    assertThat(counts.stream.missing).isZero();
+    // the interrupted copy starts over: at most its table's rows again
+    assertThat(counts.copy.duplicates).isLessThanOrEqualTo(COPY_ROWS);
+    // the stream resumes from Connect's committed offset: at most what Kafka took after it
+    assertThat(counts.stream.duplicates).isLessThanOrEqualTo(counts.streamBound);
+  }
+
+  /** What a consumer read of one table's topic. */
+  record TopicCounts(long records, long keys, long missing, long duplicates) {}
+
+  record Counts(TopicCounts copy, TopicCounts stream, long streamBound) {}
+
+  private static Counts killTwice(TestDatabase db, boolean exactlyOnce) throws Exception {
+    String mode = exactlyOnce ? "eos" : "alo";
+    String big = mode + "_big";
+    String events = mode + "_events";
+    db.execute(
+        "CREATE TABLE " + big + " (id bigint PRIMARY KEY, filler text NOT NULL)",
+        "INSERT INTO "
+            + big
+            + " SELECT g, md5(g::text) FROM generate_series(1, "
+            + COPY_ROWS
+            + ") g",
+        "CREATE TABLE " + events + " (id bigint PRIMARY KEY, payload text NOT NULL)",
+        "CREATE PUBLICATION " + mode + "_pub FOR TABLE " + big + ", " + events);
+    Map<String, String> worker = new HashMap<>();
+    worker.put("exactly.once.source.support", exactlyOnce ? "enabled" : "disabled");
+    Map<String, String> connector = ConnectHarness.connector(db, mode, mode + "_pub", mode);
+    connector.put(PgetlConnectorConfig.LEASE_CHECK_INTERVAL_MS, "500");
+    connector.put(PgetlConnectorConfig.TAKEOVER_DELAY_MS, "1500");
+    if (exactlyOnce) {
+      connector.put("exactly.once.support", "required");
+      connector.put("transaction.boundary", "connector");
+    }
+    String bigTopic = mode + ".public." + big;
+    String eventsTopic = mode + ".public." + events;
+    Path logs = Files.createDirectories(Path.of("target", "kill-it"));
+    String group = "kill-" + mode;
+
+    AtomicBoolean writing = new AtomicBoolean(true);
+    CompletableFuture<Void> writer = null;
+    List<ConnectWorkerProcess> workers = new ArrayList<>();
+    try (Reader all = new Reader(kafka, mode, "read_uncommitted")) {
+      ConnectWorkerProcess first = startWorker(group, worker, logs.resolve(mode + "-1.log"));
+      workers.add(first);
+      first.putConnector(mode, connector);
+
+      // kill 1: mid-copy (records of the copy reached Kafka, not all of them)
+      await()
+          .atMost(ConnectHarness.WAIT)
+          .until(() -> all.poll().records(bigTopic) >= COPY_ROWS / 6);
+      assertThat(all.records(bigTopic)).isLessThan(COPY_ROWS);
+      first.kill();
+      System.out.printf(
+          "%s: worker killed during the copy with %d of %d rows in the topic%n",
+          mode, all.records(bigTopic), COPY_ROWS);
+
+      workers.add(startWorker(group, worker, logs.resolve(mode + "-2.log")));
+      try (Reader committed = new Reader(kafka, mode, "read_committed")) {
+        await()
+            .atMost(ConnectHarness.WAIT)
+            .until(() -> committed.poll().keys(bigTopic) == COPY_ROWS);
+      }
+
+      // kill 2: while one small transaction follows another
+      writer =
+          CompletableFuture.runAsync(
+              () -> {
+                try (Connection c = db.connect();
+                    PreparedStatement insert =
+                        c.prepareStatement(
+                            "INSERT INTO "
+                                + events
+                                + " SELECT g, 'streamed ' || g"
+                                + " FROM generate_series(?::bigint, ?::bigint) g")) {
+                  for (long id = 1; id <= STREAM_ROWS && writing.get(); id += 3) {
+                    insert.setLong(1, id);
+                    insert.setLong(2, Math.min(id + 2, STREAM_ROWS));
+                    insert.executeUpdate();
+                  }
+                } catch (SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await()
+          .atMost(ConnectHarness.WAIT)
+          .until(() -> all.poll().records(eventsTopic) >= STREAM_ROWS / 6);
+      long atKill = all.records(eventsTopic);
+      // the pipeline streams: part of the rows are in the topic
+      assertThat(atKill).isLessThan(STREAM_ROWS);
+      long bound = atKill - all.recordsAt(eventsTopic, System.nanoTime() - OFFSET_LAG.toNanos());
+      workers.get(1).kill();
+      System.out.printf(
+          "%s: worker killed while streaming with %d of %d rows in the topic%n",
+          mode, atKill, STREAM_ROWS);
+
+      workers.add(startWorker(group, worker, logs.resolve(mode + "-3.log")));
+      writer.get();
+      try (Reader committed = new Reader(kafka, mode, "read_committed")) {
+        await()
+            .atMost(ConnectHarness.WAIT)
+            .until(() -> committed.poll().keys(eventsTopic) == STREAM_ROWS);
+        // up to the end of what Kafka holds now
+        await().atMost(ConnectHarness.WAIT).until(() -> committed.poll().atEnd());
+        Counts counts =
+            new Counts(
+                committed.counts(bigTopic, COPY_ROWS),
+                committed.counts(eventsTopic, STREAM_ROWS),
+                bound);
+        System.out.printf(
+            "%s: copy %s, stream %s (duplicates allowed without exactly-once: %d)%n",
+            mode, counts.copy, counts.stream, bound);
+        return counts;
+      }
+    } finally {
+      writing.set(false);
+      if (writer != null) {
+        writer.exceptionally(e -> null).join();
+      }
+      for (ConnectWorkerProcess w : workers) {
+        w.close();
+      }
+    }
+  }
+
+  private static ConnectWorkerProcess startWorker(String group, Map<String, String> props, Path log)
+      throws IOException {
+    ConnectWorkerProcess w =
+        ConnectWorkerProcess.start(kafka.bootstrapServers(), group, props, log);
+    await()
+        .atMost(ConnectHarness.WAIT)
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> {
+              assertThat(w.alive()).as("worker process alive (see %s)", log).isTrue();
+              return w.ready();
+            });
+    return w;
+  }
+
+  /** Reads a connector's topics from their start and counts the records per key. */
+  private static final class Reader implements AutoCloseable {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Map<String, Map<String, Integer>> perKey = new HashMap<>();
+    private final Map<String, List<long[]>> history = new HashMap<>();
+
+    Reader(EmbeddedKafkaCluster kafka, String prefix, String isolation) {
+      Map<String, Object> props = new HashMap<>();
+      props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+      props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + prefix + "-" + System.nanoTime());
+      props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "500");
+      props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+      consumer =
+          new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      consumer.subscribe(Pattern.compile(Pattern.quote(prefix + ".public.") + ".*"));
+    }
+
+    Reader poll() {
+      for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+        if (r.value() == null) {
+          continue;
+        }
+        perKey
+            .computeIfAbsent(r.topic(), t -> new HashMap<>())
+            .merge(new String(r.key(), StandardCharsets.UTF_8), 1, Integer::sum);
+      }
+      long now = System.nanoTime();
+      perKey.forEach(
+          (topic, keys) ->
+              history
+                  .computeIfAbsent(topic, t -> new ArrayList<>())
+                  .add(new long[] {now, records(topic)}));
+      return this;
+    }
+
+    /** Whether the reader is at the end of every partition it reads (read_committed: the LSO). */
+    boolean atEnd() {
+      var assigned = consumer.assignment();
+      Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(assigned);
+      return !assigned.isEmpty()
+          && assigned.stream().allMatch(tp -> consumer.position(tp) >= ends.get(tp));
+    }
+
+    long records(String topic) {
+      return perKey.getOrDefault(topic, Map.of()).values().stream().mapToLong(i -> i).sum();
+    }
+
+    long keys(String topic) {
+      return perKey.getOrDefault(topic, Map.of()).size();
+    }
+
+    /** The records the topic held at a past time, as this reader saw them. */
+    long recordsAt(String topic, long nanoTime) {
+      long n = 0;
+      for (long[] h : history.getOrDefault(topic, List.of())) {
+        if (h[0] <= nanoTime) {
+          n = h[1];
+        }
+      }
+      return n;
+    }
+
+    TopicCounts counts(String topic, int rows) {
+      long records = records(topic);
+      long keys = keys(topic);
+      return new TopicCounts(records, keys, rows - keys, records - keys);
+    }
+
+    @Override
+    public void close() {
+      consumer.close(Duration.ofSeconds(5));
+    }
+  }
+}
