@@ -114,8 +114,7 @@ final class ConnectDestination implements Destination {
     Lsn snapshot = table.tableSchema().snapshotLsn();
     Map<String, Object> offset = Map.of("lsn", snapshot.toString(), "snapshot", true);
     Write w = new Write(result, bytes, offset);
-    mapper.copyBatch(table, batch, w);
-    submit(w);
+    mapper.copyBatch(table, batch, w, () -> submit(w));
   }
 
   /** Queues the records of a batch of events; an empty barrier is answered at once. */

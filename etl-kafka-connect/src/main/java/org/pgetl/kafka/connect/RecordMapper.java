@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 import org.jspecify.annotations.Nullable;
@@ -143,6 +144,7 @@ final class RecordMapper {
   private final Map<StreamId, Lsn> lastCommits = new ConcurrentHashMap<>();
   private final Map<TableId, Copy> copies = new ConcurrentHashMap<>();
   private final AtomicBoolean copyStarted = new AtomicBoolean();
+  private final ReentrantLock copyStartLock = new ReentrantLock();
 
   RecordMapper(Settings settings) {
     this.settings = settings;
@@ -167,40 +169,78 @@ final class RecordMapper {
   }
 
   /**
-   * The records of a copy batch: one {@code r} record per row. The first record of the task's
-   * copies is marked {@code first}, the first of each table's copy attempt {@code
-   * first_in_data_collection}, every other {@code true}: the last row of a copy is not known before
-   * its batch is acknowledged (see docs/kafka-connect.md).
+   * The records of a copy batch, for tests: {@link #copyBatch(ReplicatedTableSchema,
+   * TableCopyWrite.Batch, Sink, Runnable)} with nothing to submit.
    */
   void copyBatch(ReplicatedTableSchema schema, TableCopyWrite.Batch batch, Sink sink) {
+    copyBatch(schema, batch, sink, () -> {});
+  }
+
+  /**
+   * Makes the records of a copy batch, one {@code r} record per row, and runs {@code submit}, which
+   * hands them on. The first record of the task's copies is marked {@code first}, the first of each
+   * table's copy attempt {@code first_in_data_collection}, every other {@code true}; the last row
+   * of a copy is not known before its batch is acknowledged (see docs/kafka-connect.md).
+   *
+   * <p>A table's ranges are copied in parallel: the batch that makes a table's first record is made
+   * and submitted under {@link #copyStartLock}, and the table counts as started only once it was
+   * submitted, so that no other batch of the table (and, for {@code first}, of any table) is
+   * submitted before it.
+   */
+  void copyBatch(
+      ReplicatedTableSchema schema, TableCopyWrite.Batch batch, Sink sink, Runnable submit) {
+    Copy copy = copy(schema, batch.id().attemptId());
+    if (copy.started().get()) {
+      copyRecords(schema, batch, sink, copy, SNAPSHOT_TRUE);
+      submit.run();
+      return;
+    }
+    copyStartLock.lock();
+    try {
+      String marker = SNAPSHOT_TRUE;
+      if (!copy.started().get()) {
+        marker = copyStarted.get() ? SNAPSHOT_FIRST_IN_TABLE : SNAPSHOT_FIRST;
+      }
+      copyRecords(schema, batch, sink, copy, marker);
+      submit.run();
+      copyStarted.set(true);
+      copy.started().set(true);
+    } finally {
+      copyStartLock.unlock();
+    }
+  }
+
+  private void copyRecords(
+      ReplicatedTableSchema schema,
+      TableCopyWrite.Batch batch,
+      Sink sink,
+      Copy copy,
+      String firstMarker) {
     TableRecords t = table(schema);
     Instant now = Instant.now();
-    Copy copy = copy(schema, batch.id().attemptId());
     CopyPosition position = copy.position();
     Lsn lsn = position != null ? position.lsn() : schema.tableSchema().snapshotLsn();
     Long xmin = position == null ? null : position.xmin();
-    Struct source = null;
+    Struct rest = null;
+    boolean first = true;
     for (TableRow row : batch.rows()) {
-      String marker = SNAPSHOT_TRUE;
-      if (!copy.started().get() && copy.started().compareAndSet(false, true)) {
-        marker = copyStarted.compareAndSet(false, true) ? SNAPSHOT_FIRST : SNAPSHOT_FIRST_IN_TABLE;
-      }
-      Struct s;
-      if (!marker.equals(SNAPSHOT_TRUE)) {
-        s = copySource(schema, now, marker, lsn, xmin);
+      Struct source;
+      if (first && !firstMarker.equals(SNAPSHOT_TRUE)) {
+        source = copySource(schema, now, firstMarker, lsn, xmin);
       } else {
-        if (source == null) {
-          source = copySource(schema, now, SNAPSHOT_TRUE, lsn, xmin);
+        if (rest == null) {
+          rest = copySource(schema, now, SNAPSHOT_TRUE, lsn, xmin);
         }
-        s = source;
+        source = rest;
       }
+      first = false;
       Struct after = t.row(row::get);
       sink.add(
           t.topic,
           t.keySchema,
           t.keyOfRow(row::get),
           t.envelopeSchema,
-          t.envelope("r", null, after, s, null, null),
+          t.envelope("r", null, after, source, null, null),
           now.toEpochMilli());
     }
   }
@@ -237,7 +277,8 @@ final class RecordMapper {
         }
         case COMMIT -> {
           transactions.remove(stream);
-          lastCommits.put(stream, e.commitLsn());
+          // Debezium's last commit LSN: where the commit record ends (pgoutput's commit message)
+          lastCommits.put(stream, ((Event.Commit) e).endLsn());
         }
         case INSERT -> insert(stream, (Event.Insert) e, sink);
         case UPDATE -> update(stream, (Event.Update) e, sink);

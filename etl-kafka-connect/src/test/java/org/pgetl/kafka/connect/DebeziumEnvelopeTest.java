@@ -173,7 +173,7 @@ class DebeziumEnvelopeTest {
         StreamId.APPLY,
         List.of(
             new Event.Begin(first, first, 0, COMMIT_TIME, 740),
-            new Event.Commit(first, first, 1, first, COMMIT_TIME, 0)),
+            new Event.Commit(first, first, 1, Lsn.parse("0/2000004"), COMMIT_TIME, 0)),
         sink);
     mapper.events(
         StreamId.APPLY,
@@ -197,7 +197,12 @@ class DebeziumEnvelopeTest {
         .isEqualTo("741:" + COMMIT.value());
     Struct source = envelopes.get(2).getStruct("source");
     assertThat(source.getString("sequence"))
-        .isEqualTo("[\"" + first.value() + "\",\"" + Lsn.parse("0/2000030").value() + "\"]");
+        .isEqualTo(
+            "[\""
+                + Lsn.parse("0/2000004").value()
+                + "\",\""
+                + Lsn.parse("0/2000030").value()
+                + "\"]");
     assertThat(source.getInt64("ts_ms")).isEqualTo(COMMIT_TIME.toEpochMilli());
     assertThat(source.getInt64("ts_us")).isEqualTo(1_767_323_045_123_456L);
     assertThat(source.getInt64("ts_ns")).isEqualTo(1_767_323_045_123_456_000L);
