@@ -131,10 +131,9 @@ final class RecordMapper {
   /** The copy attempt of a table the records were last made for, and whether it had a record. */
   private record Copy(UUID attemptId, @Nullable CopyPosition position, AtomicBoolean started) {}
 
-  /** Debezium's {@code source.snapshot} values. */
-  static final String SNAPSHOT_FIRST = "first";
-
+  /** Debezium's {@code source.snapshot} values that pgetl writes. */
   static final String SNAPSHOT_FIRST_IN_TABLE = "first_in_data_collection";
+
   static final String SNAPSHOT_TRUE = "true";
   static final String SNAPSHOT_FALSE = "false";
 
@@ -143,7 +142,6 @@ final class RecordMapper {
   private final Map<StreamId, Tx> transactions = new ConcurrentHashMap<>();
   private final Map<StreamId, Lsn> lastCommits = new ConcurrentHashMap<>();
   private final Map<TableId, Copy> copies = new ConcurrentHashMap<>();
-  private final AtomicBoolean copyStarted = new AtomicBoolean();
   private final ReentrantLock copyStartLock = new ReentrantLock();
 
   RecordMapper(Settings settings) {
@@ -197,13 +195,9 @@ final class RecordMapper {
     }
     copyStartLock.lock();
     try {
-      String marker = SNAPSHOT_TRUE;
-      if (!copy.started().get()) {
-        marker = copyStarted.get() ? SNAPSHOT_FIRST_IN_TABLE : SNAPSHOT_FIRST;
-      }
+      String marker = copy.started().get() ? SNAPSHOT_TRUE : SNAPSHOT_FIRST_IN_TABLE;
       copyRecords(schema, batch, sink, copy, marker);
       submit.run();
-      copyStarted.set(true);
       copy.started().set(true);
     } finally {
       copyStartLock.unlock();
@@ -308,7 +302,7 @@ final class RecordMapper {
         t.keySchema,
         t.keyOfRow(e.row()::get),
         t.envelopeSchema,
-        t.envelope("c", null, after, source(e.table(), e, tx), null, transaction(tx, e.table())),
+        t.envelope("c", null, after, source(e.table(), e, tx), null, transaction(tx, e.table(), e)),
         tx.commitTime.toEpochMilli());
   }
 
@@ -329,7 +323,7 @@ final class RecordMapper {
             t.keySchema,
             oldKey,
             t.envelopeSchema,
-            t.envelope("d", before, null, source, null, transaction(tx, e.table())),
+            t.envelope("d", before, null, source, null, transaction(tx, e.table(), e)),
             ts);
         if (settings.tombstonesOnDelete()) {
           sink.add(t.topic, t.keySchema, oldKey, null, null, ts);
@@ -339,7 +333,7 @@ final class RecordMapper {
             t.keySchema,
             key,
             t.envelopeSchema,
-            t.envelope("c", null, after, source, t.missing(e.row()), transaction(tx, e.table())),
+            t.envelope("c", null, after, source, t.missing(e.row()), transaction(tx, e.table(), e)),
             ts);
         return;
       }
@@ -349,7 +343,7 @@ final class RecordMapper {
         t.keySchema,
         key,
         t.envelopeSchema,
-        t.envelope("u", before, after, source, t.missing(e.row()), transaction(tx, e.table())),
+        t.envelope("u", before, after, source, t.missing(e.row()), transaction(tx, e.table(), e)),
         ts);
   }
 
@@ -369,7 +363,7 @@ final class RecordMapper {
             null,
             source(e.table(), e, tx),
             null,
-            transaction(tx, e.table())),
+            transaction(tx, e.table(), e)),
         ts);
     if (settings.tombstonesOnDelete() && key != null) {
       sink.add(t.topic, t.keySchema, key, null, null, ts);
@@ -388,7 +382,7 @@ final class RecordMapper {
           null,
           null,
           t.envelopeSchema,
-          t.envelope("t", null, null, source(table, e, tx), null, transaction(tx, table)),
+          t.envelope("t", null, null, source(table, e, tx), null, transaction(tx, table, e)),
           tx.commitTime.toEpochMilli());
     }
   }
@@ -409,14 +403,14 @@ final class RecordMapper {
    * provide.transaction.metadata}): its id {@code <xid>:<commit LSN>}, the record's position in the
    * transaction and among the transaction's records of its table, both from 1.
    */
-  private @Nullable Struct transaction(Tx tx, ReplicatedTableSchema table) {
+  private @Nullable Struct transaction(Tx tx, ReplicatedTableSchema table, Event e) {
     if (!settings.transactionMetadata()) {
       return null;
     }
     tx.totalOrder++;
     long tableOrder = tx.tableOrders.merge(table.id(), 1L, Long::sum);
     Struct s = new Struct(TableRecords.TRANSACTION_SCHEMA);
-    s.put("id", (tx.xid < 0 ? "" : Long.toString(tx.xid)) + ":" + tx.commitLsn.value());
+    s.put("id", (tx.xid < 0 ? "" : Long.toString(tx.xid)) + ":" + e.startLsn().value());
     s.put("total_order", tx.totalOrder);
     s.put("data_collection_order", tableOrder);
     return s;

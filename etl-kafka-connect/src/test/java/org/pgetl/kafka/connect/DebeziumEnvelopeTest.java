@@ -104,7 +104,6 @@ class DebeziumEnvelopeTest {
     }
     assertThat(allowed)
         .contains(
-            RecordMapper.SNAPSHOT_FIRST,
             RecordMapper.SNAPSHOT_FIRST_IN_TABLE,
             RecordMapper.SNAPSHOT_TRUE,
             RecordMapper.SNAPSHOT_FALSE);
@@ -132,7 +131,7 @@ class DebeziumEnvelopeTest {
   }
 
   @Test
-  void copiedRowsCarryTheSlotsPositionAndDebeziumsFirstMarkers() {
+  void copiedRowsCarryTheSlotsPositionAndDebeziumsFirstInDataCollectionMarker() {
     Lsn slotLsn = Lsn.parse("0/3000028");
     RecordMapper mapper = mapper(false, "", table -> new RecordMapper.CopyPosition(slotLsn, 755L));
     ListSink sink = new ListSink();
@@ -146,7 +145,7 @@ class DebeziumEnvelopeTest {
     assertThat(sink.records)
         .extracting(r -> source(r).getString("snapshot"))
         .containsExactly(
-            "first",
+            "first_in_data_collection",
             "true",
             "true",
             "first_in_data_collection",
@@ -193,8 +192,9 @@ class DebeziumEnvelopeTest {
     assertThat(envelopes)
         .extracting(e -> e.getStruct("transaction").getInt64("data_collection_order"))
         .containsExactly(1L, 1L, 2L);
+    // Debezium's PostgreSQL id: the xid and the change's own LSN
     assertThat(envelopes.get(0).getStruct("transaction").getString("id"))
-        .isEqualTo("741:" + COMMIT.value());
+        .isEqualTo("741:" + Lsn.parse("0/2000010").value());
     Struct source = envelopes.get(2).getStruct("source");
     assertThat(source.getString("sequence"))
         .isEqualTo(

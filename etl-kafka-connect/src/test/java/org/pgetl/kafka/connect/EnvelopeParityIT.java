@@ -75,6 +75,7 @@ class EnvelopeParityIT {
         "CREATE TABLE mirror_debezium " + COLUMNS);
     Map<String, String> pgetl = ConnectHarness.connector(db, "parity", "parity_pub", "pg");
     pgetl.put(PgetlConnectorConfig.UNAVAILABLE_VALUE_PLACEHOLDER, PLACEHOLDER);
+    pgetl.put(PgetlConnectorConfig.PROVIDE_TRANSACTION_METADATA, "true");
     try {
       cluster.configureConnector("pgetl", pgetl);
       cluster.configureConnector("debezium", debezium(db));
@@ -100,6 +101,22 @@ class EnvelopeParityIT {
       Map<String, List<Map<String, Object>>> fromPgetl = unwrapped("pg.public.parity");
       Map<String, List<Map<String, Object>>> fromDebezium = unwrapped("dbz.public.parity");
       assertThat(fromPgetl).hasSize(345).isEqualTo(fromDebezium);
+      // the source blocks and transaction blocks of the changes of row 1 (a transaction of two
+      // updates) hold the same values; the copied rows are marked as Debezium marks them
+      List<Struct> ours = envelopes("pg.public.parity", "{id=1}");
+      List<Struct> theirs = envelopes("dbz.public.parity", "{id=1}");
+      assertThat(ours).hasSize(3).hasSameSizeAs(theirs);
+      for (int i = 1; i < 3; i++) {
+        assertThat(ours.get(i).getStruct("transaction"))
+            .isEqualTo(theirs.get(i).getStruct("transaction"));
+        for (String f : List.of("ts_ms", "ts_us", "ts_ns", "snapshot", "sequence", "txId", "lsn")) {
+          assertThat(ours.get(i).getStruct("source").get(f))
+              .as(f)
+              .isEqualTo(theirs.get(i).getStruct("source").get(f));
+        }
+      }
+      assertThat(markers("pg.public.parity")).containsExactly("first_in_data_collection");
+      assertThat(markers("dbz.public.parity")).containsExactly("first_in_data_collection", "last");
       // the unchanged bodies reached both as Debezium's placeholder
       assertThat(fromPgetl.get("{id=20}"))
           .anySatisfy(row -> assertThat(row).containsEntry("body", PLACEHOLDER));
@@ -152,6 +169,7 @@ class EnvelopeParityIT {
     p.put("snapshot.mode", "initial");
     p.put("topic.prefix", "dbz");
     p.put("status.update.interval.ms", "1000");
+    p.put("provide.transaction.metadata", "true");
     p.put("topic.creation.default.replication.factor", "1");
     p.put("topic.creation.default.partitions", "1");
     return p;
@@ -223,6 +241,48 @@ class EnvelopeParityIT {
                   unwrappedRecord.value() == null
                       ? Map.of()
                       : typedFields((Struct) unwrappedRecord.value()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The {@code source.snapshot} values other than true and false in a topic, in order. */
+  private static List<String> markers(String topic) {
+    List<String> out = new ArrayList<>();
+    for (Struct e : envelopes(topic, null)) {
+      String m = e.getStruct("source").getString("snapshot");
+      if (!m.equals("true") && !m.equals("false")) {
+        out.add(m);
+      }
+    }
+    return out;
+  }
+
+  /** The envelopes of one key (all keys when null) in a topic, in order (no tombstones). */
+  private static List<Struct> envelopes(String topic, String key) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.kafka().bootstrapServers());
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, "raw-" + topic + "-" + System.nanoTime());
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    JsonConverter keys = new JsonConverter();
+    keys.configure(Map.of("schemas.enable", "true"), true);
+    JsonConverter values = new JsonConverter();
+    values.configure(Map.of("schemas.enable", "true"), false);
+    List<Struct> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      TopicPartition partition = new TopicPartition(topic, 0);
+      consumer.assign(List.of(partition));
+      consumer.seekToBeginning(List.of(partition));
+      long end = consumer.endOffsets(List.of(partition)).get(partition);
+      while (consumer.position(partition) < end) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          Object k = keys.toConnectData(topic, r.key()).value();
+          Object v = values.toConnectData(topic, r.value()).value();
+          if (v != null && (key == null || key.equals(String.valueOf(fields((Struct) k))))) {
+            out.add((Struct) v);
+          }
         }
       }
     }
