@@ -243,8 +243,7 @@ final class ConnectDestination implements Destination {
     if (transactions != null) {
       w.copy = batch.id().attemptId();
     }
-    mapper.copyBatch(table, batch, w);
-    submit(w);
+    mapper.copyBatch(table, batch, w, () -> submit(w));
   }
 
   /** The Finish of a copy attempt under exactly-once: durable once its records are committed. */

@@ -75,6 +75,18 @@ public final class PgetlConnectorConfig extends AbstractConfig {
   /** How arrays are written: {@code array} or {@code string}. */
   public static final String ARRAY_HANDLING_MODE = "array.handling.mode";
 
+  /**
+   * Whether each change's envelope carries Debezium's {@code transaction} block (id, total order,
+   * order among the transaction's changes of its table).
+   */
+  public static final String PROVIDE_TRANSACTION_METADATA = "provide.transaction.metadata";
+
+  /**
+   * The value written in place of a TOAST value an update left unchanged (text, bytes and text
+   * array columns); empty: the field is null, and {@code unchanged_toast} names it either way.
+   */
+  public static final String UNAVAILABLE_VALUE_PLACEHOLDER = "unavailable.value.placeholder";
+
   /** Which tables get an initial copy: {@code all}, {@code none}, {@code only}, {@code except}. */
   public static final String COPY_MODE = "copy.mode";
 
@@ -374,6 +386,31 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         ++o,
         Width.SHORT,
         "Truncates");
+    d.define(
+        PROVIDE_TRANSACTION_METADATA,
+        ConfigDef.Type.BOOLEAN,
+        false,
+        Importance.LOW,
+        "Give each change's envelope Debezium's transaction block: id (<xid>:<commit LSN>),"
+            + " total_order and data_collection_order (positions from 1 in the transaction, and"
+            + " among its changes of the table). No transaction topic is written.",
+        GROUP_RECORDS,
+        ++o,
+        Width.SHORT,
+        "Transaction metadata");
+    d.define(
+        UNAVAILABLE_VALUE_PLACEHOLDER,
+        ConfigDef.Type.STRING,
+        "",
+        Importance.LOW,
+        "What an update's after holds for a TOAST value PostgreSQL did not send because it did not"
+            + " change (text, json, bytes and text array columns; other types stay null). Empty (the"
+            + " default): null. __debezium_unavailable_value gives Debezium's records. The"
+            + " envelope's unchanged_toast field names those columns either way.",
+        GROUP_RECORDS,
+        ++o,
+        Width.MEDIUM,
+        "Unavailable value placeholder");
     d.define(
         DECIMAL_HANDLING_MODE,
         ConfigDef.Type.STRING,
@@ -722,7 +759,10 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         "include".equalsIgnoreCase(getString(TRUNCATE_HANDLING)),
         ColumnMapping.DecimalMode.valueOf(
             getString(DECIMAL_HANDLING_MODE).toUpperCase(Locale.ROOT)),
-        ColumnMapping.ArrayMode.valueOf(getString(ARRAY_HANDLING_MODE).toUpperCase(Locale.ROOT)));
+        ColumnMapping.ArrayMode.valueOf(getString(ARRAY_HANDLING_MODE).toUpperCase(Locale.ROOT)),
+        getBoolean(PROVIDE_TRANSACTION_METADATA),
+        getString(UNAVAILABLE_VALUE_PLACEHOLDER),
+        new CopySlotPositions(source, spec.pipelineId()));
   }
 
   int pollMaxRecords() {

@@ -31,23 +31,58 @@ import org.pgetl.model.UpdatedRow;
 final class TableRecords {
   static final String SOURCE_SCHEMA_NAME = "org.pgetl.kafka.connect.Source";
 
-  /** The {@code source} block of every envelope. */
+  /**
+   * The {@code source} block of every envelope: the fields of Debezium's PostgreSQL {@code Source}
+   * (3.x), in its order and with its types, then pgetl's {@code commit_lsn} and {@code tx_ordinal}.
+   */
   static final Schema SOURCE_SCHEMA =
       SchemaBuilder.struct()
           .name(SOURCE_SCHEMA_NAME)
+          .version(1)
           .field("version", Schema.STRING_SCHEMA)
           .field("connector", Schema.STRING_SCHEMA)
           .field("name", Schema.STRING_SCHEMA)
           .field("ts_ms", Schema.INT64_SCHEMA)
-          .field("snapshot", Schema.OPTIONAL_STRING_SCHEMA)
+          .field(
+              "snapshot",
+              SchemaBuilder.string()
+                  .optional()
+                  .name("io.debezium.data.Enum")
+                  .version(1)
+                  .parameter(
+                      "allowed",
+                      "true,first,first_in_data_collection,last_in_data_collection,last,false,"
+                          + "incremental")
+                  .defaultValue("false")
+                  .build())
           .field("db", Schema.STRING_SCHEMA)
+          .field("sequence", Schema.OPTIONAL_STRING_SCHEMA)
+          .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
+          .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
           .field("schema", Schema.STRING_SCHEMA)
           .field("table", Schema.STRING_SCHEMA)
           .field("txId", Schema.OPTIONAL_INT64_SCHEMA)
           .field("lsn", Schema.OPTIONAL_INT64_SCHEMA)
+          .field("xmin", Schema.OPTIONAL_INT64_SCHEMA)
+          .field("origin", Schema.OPTIONAL_STRING_SCHEMA)
+          .field("origin_lsn", Schema.OPTIONAL_INT64_SCHEMA)
           .field("commit_lsn", Schema.OPTIONAL_INT64_SCHEMA)
           .field("tx_ordinal", Schema.OPTIONAL_INT64_SCHEMA)
           .build();
+
+  /** Debezium's {@code transaction} block ({@code event.block}, version 1). */
+  static final Schema TRANSACTION_SCHEMA =
+      SchemaBuilder.struct()
+          .optional()
+          .name("event.block")
+          .version(1)
+          .field("id", Schema.STRING_SCHEMA)
+          .field("total_order", Schema.INT64_SCHEMA)
+          .field("data_collection_order", Schema.INT64_SCHEMA)
+          .build();
+
+  /** The version of Debezium's envelope schema (2 since Debezium 2.x). */
+  static final int ENVELOPE_VERSION = 2;
 
   static final Schema UNCHANGED_TOAST_SCHEMA =
       SchemaBuilder.array(Schema.STRING_SCHEMA).optional().build();
@@ -66,14 +101,20 @@ final class TableRecords {
   private final Field source;
   private final Field op;
   private final Field tsMs;
+  private final Field tsUs;
+  private final Field tsNs;
+  private final Field transaction;
   private final Field unchangedToast;
+  private final @Nullable String placeholder;
 
   TableRecords(
       ReplicatedTableSchema table,
       String topic,
       ColumnMapping.DecimalMode decimals,
-      ColumnMapping.ArrayMode arrays) {
+      ColumnMapping.ArrayMode arrays,
+      @Nullable String placeholder) {
     this.table = table;
+    this.placeholder = placeholder;
     this.topic = topic;
     List<ColumnSchema> columns = table.columns();
     this.keyIndexes = keyIndexes(table);
@@ -108,12 +149,15 @@ final class TableRecords {
     this.envelopeSchema =
         SchemaBuilder.struct()
             .name(TopicNamer.schemaName(topic, "Envelope"))
-            .version(1)
+            .version(ENVELOPE_VERSION)
             .field("before", valueSchema)
             .field("after", valueSchema)
             .field("source", SOURCE_SCHEMA)
+            .field("transaction", TRANSACTION_SCHEMA)
             .field("op", Schema.STRING_SCHEMA)
             .field("ts_ms", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
             .field("unchanged_toast", UNCHANGED_TOAST_SCHEMA)
             .build();
     this.before = envelopeSchema.field("before");
@@ -121,6 +165,9 @@ final class TableRecords {
     this.source = envelopeSchema.field("source");
     this.op = envelopeSchema.field("op");
     this.tsMs = envelopeSchema.field("ts_ms");
+    this.tsUs = envelopeSchema.field("ts_us");
+    this.tsNs = envelopeSchema.field("ts_ns");
+    this.transaction = envelopeSchema.field("transaction");
     this.unchangedToast = envelopeSchema.field("unchanged_toast");
   }
 
@@ -190,15 +237,30 @@ final class TableRecords {
     return s;
   }
 
-  /** The row struct of an update's new row; unchanged TOAST values stay null. */
+  /**
+   * The row struct of an update's new row; unchanged TOAST values stay null, or hold the {@code
+   * unavailable.value.placeholder} where the field can (text, bytes, text arrays).
+   */
   Struct row(UpdatedRow row) {
     Struct s = new Struct(valueSchema);
     for (int i = 0; i < valueFields.length; i++) {
       if (row.isPresent(i)) {
         s.put(valueFields[i], mappings[i].convert(row.get(i)));
+      } else if (placeholder != null) {
+        s.put(valueFields[i], placeholder(valueFields[i].schema(), placeholder));
       }
     }
     return s;
+  }
+
+  /** Debezium's stand-in for an unchanged TOAST value of a field of this schema, or null. */
+  static @Nullable Object placeholder(Schema schema, String placeholder) {
+    return switch (schema.type()) {
+      case STRING -> placeholder;
+      case BYTES -> placeholder.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      case ARRAY -> schema.valueSchema().type() == Schema.Type.STRING ? List.of(placeholder) : null;
+      default -> null;
+    };
   }
 
   /** The names of the columns an update did not carry, or null when it carried every one. */
@@ -230,20 +292,35 @@ final class TableRecords {
     return s;
   }
 
-  /** An envelope. */
+  /** An envelope, made now. */
   Struct envelope(
       String operation,
       @Nullable Struct beforeRow,
       @Nullable Struct afterRow,
       Struct sourceBlock,
-      @Nullable List<String> toast) {
+      @Nullable List<String> toast,
+      @Nullable Struct transactionBlock) {
+    java.time.Instant now = java.time.Instant.now();
     Struct e = new Struct(envelopeSchema);
     e.put(before, beforeRow);
     e.put(after, afterRow);
     e.put(source, sourceBlock);
+    e.put(transaction, transactionBlock);
     e.put(op, operation);
-    e.put(tsMs, System.currentTimeMillis());
+    e.put(tsMs, now.toEpochMilli());
+    e.put(tsUs, micros(now));
+    e.put(tsNs, nanos(now));
     e.put(unchangedToast, toast);
     return e;
+  }
+
+  /** Microseconds since the epoch. */
+  static long micros(java.time.Instant t) {
+    return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
+  }
+
+  /** Nanoseconds since the epoch (overflows in 2262, as Debezium's). */
+  static long nanos(java.time.Instant t) {
+    return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000_000L), t.getNano());
   }
 }

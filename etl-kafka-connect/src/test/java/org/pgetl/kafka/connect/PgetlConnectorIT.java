@@ -109,7 +109,13 @@ class PgetlConnectorIT {
       assertThat(topic.ops).containsEntry("r", 10_000);
       assertThat(sorted(topic.contents(ITEM_COLUMNS))).isEqualTo(sourceItems(db, "NULL::text"));
       Struct copied = topic.envelopes.get(0);
-      assertThat(copied.getStruct("source").getString("snapshot")).isEqualTo("true");
+      // the table's first copied row (of four ranges copied in parallel) is marked, as Debezium's
+      assertThat(copied.getStruct("source").getString("snapshot"))
+          .isEqualTo("first_in_data_collection");
+      assertThat(topic.envelopes.get(1).getStruct("source").getString("snapshot"))
+          .isEqualTo("true");
+      // the copy slot's consistent point
+      assertThat(copied.getStruct("source").getInt64("lsn")).isPositive();
       assertThat(copied.schema().name()).isEqualTo("it.public.items.Envelope");
 
       db.execute(
