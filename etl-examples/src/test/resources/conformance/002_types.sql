@@ -67,7 +67,9 @@ INSERT INTO tst_range_array (a, b, c) VALUES
   (4, tstzrange('Mon Aug 04 00:00:00 2014 CEST'::timestamptz - interval '4 days', 'Mon Aug 04 00:00:00 2014 CEST'::timestamptz), '{"[4,5]", NULL, "[40,50]"}'),
   (5, NULL, NULL);
 INSERT INTO tst_hstore (a, b) VALUES (1, '"a"=>"1"'), (2, '"zzz"=>"foo"'), (3, '"123"=>"321"'), (4, '"yellow horse"=>"moaned"');
---@ expect SELECT b FROM tst_comp_enum_what ORDER BY (a).a LIMIT 1 => {"(1,\"{a,b,c}\",1)"}
+-- the mirror holds enums and composite types as their text (they exist in the source only), so
+-- the original's ORDER BY (a).a becomes an order on that text, which puts the same row first
+--@ expect SELECT b FROM tst_comp_enum_what ORDER BY a LIMIT 1 => {"(1,\"{a,b,c}\",1)"}
 UPDATE tst_one_array SET b = '{4, 5, 6}' WHERE a = 1;
 UPDATE tst_one_array SET b = '{4, 5, 6, 1}' WHERE a > 3;
 UPDATE tst_arrays SET b = '{"1a", "2b", "3c"}', c = '{1.0, 2.0, 3.0}', d = '{"1 day 1 second", "2 days 2 seconds", "3 days 3 second"}' WHERE a = '{1, 2, 3}';

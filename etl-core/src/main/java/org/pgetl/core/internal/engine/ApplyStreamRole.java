@@ -167,6 +167,31 @@ final class ApplyStreamRole implements StreamRole {
     }
   }
 
+  /** Whether every column type of a joining table decodes from pgoutput's binary form. */
+  private boolean decodesBinary(TableId table) {
+    String pipelineId = ctx.config.pipelineId();
+    String catalogName = org.pgetl.core.internal.pg.ApplicationNames.catalog(pipelineId);
+    List<Integer> types = new ArrayList<>();
+    try (java.sql.Connection c = ctx.connector.openPlain(catalogName);
+        java.sql.PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT atttypid::bigint FROM pg_attribute"
+                    + " WHERE attrelid = ? AND attnum > 0 AND NOT attisdropped")) {
+      ps.setLong(1, table.oid());
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          types.add((int) rs.getLong(1));
+        }
+      }
+    } catch (java.sql.SQLException e) {
+      throw org.pgetl.core.internal.pg.PgErrors.map(
+          e, "could not read the column types of table " + table);
+    }
+    try (CatalogSchemaResolver resolver = new CatalogSchemaResolver(ctx.connector, catalogName)) {
+      return resolver.allDecodeBinary(types);
+    }
+  }
+
   /** Whether the publication lists the table now; null when the catalog could not be read. */
   private @Nullable Boolean publishedNow(TableId table) {
     String pipelineId = ctx.config.pipelineId();
@@ -242,6 +267,16 @@ final class ApplyStreamRole implements StreamRole {
             pipelineId,
             cmd.name() != null ? cmd.name() : table,
             table);
+        if (ctx.streams.binary() && !decodesBinary(table)) {
+          // pgoutput would send its values in a binary form no decoder reads: the next
+          // generation decides the stream settings again, with this table, and reads text
+          LOG.warn(
+              "pipeline {}: table {} has a column whose type has no binary decoder; the streams"
+                  + " restart with values in text form",
+              pipelineId,
+              table);
+          ctx.stop.request(StopSignal.Mode.DRAIN);
+        }
         return true;
       }
       case REMOVE -> {
