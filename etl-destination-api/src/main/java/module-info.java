@@ -10,4 +10,9 @@ module org.pgetl.destination.api {
   exports org.pgetl.destination;
   exports org.pgetl.error;
   exports org.pgetl.model;
+  // helpers of pgetl's own destinations, not API
+  exports org.pgetl.destination.internal to
+      org.pgetl.destination.postgres,
+      org.pgetl.destination.duckdb,
+      org.pgetl.examples;
 }

@@ -1,6 +1,6 @@
 /**
- * Examples of using pgetl: the smallest embedding, the {@code pgetl} command line and example
- * destinations. An application module: it exports nothing.
+ * Examples of using pgetl: the smallest embedding, the {@code pgetl} command line and its
+ * JSON-lines destination. An application module: it exports nothing.
  */
 module org.pgetl.examples {
   // @NullMarked and @Nullable, read by javac and NullAway only
@@ -8,10 +8,10 @@ module org.pgetl.examples {
   requires org.pgetl.core;
   requires org.pgetl.store.postgres;
   requires org.pgetl.testkit;
+  requires org.pgetl.destination.postgres;
+  requires org.pgetl.destination.duckdb;
   requires java.sql;
   requires org.postgresql.jdbc;
-  requires com.zaxxer.hikari;
-  requires duckdb.jdbc;
   requires micrometer.core;
   requires info.picocli;
   requires org.slf4j;

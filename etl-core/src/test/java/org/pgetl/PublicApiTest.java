@@ -4,18 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.reflect.Modifier;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
-import java.util.jar.JarFile;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.pgetl.destination.Destination;
+import org.pgetl.testing.PublicTypes;
 
 /**
  * The public API of etl-core and etl-destination-api is the list in {@code api/public-types.txt}:
@@ -49,8 +44,8 @@ class PublicApiTest {
 
   private static TreeSet<String> actualPublicTypes() throws Exception {
     TreeSet<String> actual = new TreeSet<>();
-    actual.addAll(publicTypes(root(Pipeline.class)));
-    actual.addAll(publicTypes(root(Destination.class)));
+    actual.addAll(PublicTypes.of(Pipeline.class));
+    actual.addAll(PublicTypes.of(Destination.class));
     return actual;
   }
 
@@ -66,62 +61,8 @@ class PublicApiTest {
 
   @Test
   void noInternalTypeLeaksThroughAPublicSignature() throws Exception {
-    List<String> leaks = new ArrayList<>();
-    for (Path root : List.of(root(Pipeline.class), root(Destination.class))) {
-      for (String name : publicTypes(root)) {
-        Class<?> type = Class.forName(name, false, PublicApiTest.class.getClassLoader());
-        for (var m : type.getMethods()) {
-          if (!m.getDeclaringClass().getName().startsWith("org.pgetl")) {
-            continue;
-          }
-          List<Class<?>> used = new ArrayList<>(List.of(m.getParameterTypes()));
-          used.add(m.getReturnType());
-          for (Class<?> c : used) {
-            if (c.getName().startsWith("org.pgetl.core.internal")) {
-              leaks.add(type.getName() + "." + m.getName() + " uses " + c.getName());
-            }
-          }
-        }
-      }
-    }
+    List<String> leaks = new ArrayList<>(PublicTypes.internalLeaks(Pipeline.class));
+    leaks.addAll(PublicTypes.internalLeaks(Destination.class));
     assertThat(leaks).isEmpty();
-  }
-
-  private static Path root(Class<?> type) throws URISyntaxException {
-    return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
-  }
-
-  private static List<String> publicTypes(Path root) throws IOException, ClassNotFoundException {
-    List<String> classFiles = new ArrayList<>();
-    if (Files.isDirectory(root)) {
-      try (Stream<Path> files = Files.walk(root)) {
-        files
-            .filter(f -> f.toString().endsWith(".class"))
-            .forEach(f -> classFiles.add(root.relativize(f).toString().replace('\\', '/')));
-      }
-    } else {
-      try (JarFile jar = new JarFile(root.toFile())) {
-        jar.stream()
-            .map(e -> e.getName())
-            .filter(n -> n.endsWith(".class"))
-            .forEach(classFiles::add);
-      }
-    }
-    List<String> names = new ArrayList<>();
-    for (String file : classFiles) {
-      if (!file.startsWith("org/pgetl/")
-          || file.contains("/internal/")
-          || file.contains("$")
-          || file.endsWith("package-info.class")
-          || file.endsWith("module-info.class")) {
-        continue;
-      }
-      String name = file.substring(0, file.length() - ".class".length()).replace('/', '.');
-      Class<?> type = Class.forName(name, false, PublicApiTest.class.getClassLoader());
-      if (Modifier.isPublic(type.getModifiers())) {
-        names.add(name);
-      }
-    }
-    return names;
   }
 }

@@ -6,7 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 import org.pgetl.PgConnectionConfig;
-import org.pgetl.examples.destination.PostgresMirrorDestination;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.store.postgres.PostgresStore;
 
 /**

@@ -18,6 +18,7 @@ import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
+import org.pgetl.destination.internal.SerialWriter;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;

@@ -6,8 +6,8 @@ import java.util.Properties;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.examples.ChildProcess;
-import org.pgetl.examples.destination.PostgresMirrorDestination;
 import org.pgetl.store.postgres.PostgresStore;
 
 /**

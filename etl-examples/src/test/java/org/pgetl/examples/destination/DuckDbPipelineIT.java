@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.pgetl.destination.duckdb.DuckDbDestination;
 import org.pgetl.examples.destination.CanonicalTables.Col;
 import org.pgetl.examples.destination.CanonicalTables.Kind;
 import org.pgetl.testkit.TestDatabase;

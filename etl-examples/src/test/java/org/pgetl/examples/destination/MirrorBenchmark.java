@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.TableState;
 import org.pgetl.testkit.EmbeddedPostgres;

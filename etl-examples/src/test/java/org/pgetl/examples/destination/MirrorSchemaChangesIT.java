@@ -10,8 +10,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.TableState;
+import org.pgetl.testing.destination.SqlRows;
 import org.pgetl.testkit.PostgresServer;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
@@ -66,11 +68,11 @@ class MirrorSchemaChangesIT {
           "2|B|5|n/a|42|2026-01-31|null",
           "3|c|0|n/a|42|2026-01-31|null");
       try (Connection c = run.mirror.connect()) {
-        assertThat(Jdbc.query(c, "SELECT count(*) FROM test1 WHERE c = 0"))
+        assertThat(SqlRows.query(c, "SELECT count(*) FROM test1 WHERE c = 0"))
             .as("a query on the added column")
             .containsExactly("2");
         assertThat(
-                Jdbc.query(
+                SqlRows.query(
                     c,
                     "SELECT count(*) FROM pg_attrdef WHERE adrelid IN ('public.test1'::regclass,"
                         + " 'public.keyed'::regclass)"))
@@ -133,11 +135,11 @@ class MirrorSchemaChangesIT {
               + " WHERE attrelid = 'public.r'::regclass AND attnum > 0 AND NOT attisdropped"
               + " ORDER BY attname";
       try (Connection c = run.mirror.connect()) {
-        assertThat(Jdbc.query(c, types))
+        assertThat(SqlRows.query(c, types))
             .as("the mirror's column types")
             .containsExactlyElementsOf(
                 run.source.queryRows(types).stream().map(r -> r.get(0)).toList());
-        assertThat(Jdbc.query(c, "SELECT sum(c) FROM r")).containsExactly("1101");
+        assertThat(SqlRows.query(c, "SELECT sum(c) FROM r")).containsExactly("1101");
       }
       run.assertNoFailures();
     }
@@ -161,11 +163,11 @@ class MirrorSchemaChangesIT {
       run.source.execute("INSERT INTO tab1 VALUES (4), (5)", "UPDATE tab1 SET a = 6 WHERE a = 5");
       run.awaitMirror("SELECT a, b FROM tab1 ORDER BY a", "1|2", "2|4", "3|6", "4|8", "6|12");
       try (Connection c = run.mirror.connect()) {
-        assertThat(Jdbc.query(c, "SELECT a FROM tab1 WHERE b > 5 ORDER BY b"))
+        assertThat(SqlRows.query(c, "SELECT a FROM tab1 WHERE b > 5 ORDER BY b"))
             .as("a query that reads the generated column")
             .containsExactly("3", "4", "6");
         assertThat(
-                Jdbc.query(
+                SqlRows.query(
                     c,
                     "SELECT attgenerated FROM pg_attribute WHERE attrelid = 'public.tab1'::regclass"
                         + " AND attname = 'b'"))
@@ -190,7 +192,7 @@ class MirrorSchemaChangesIT {
       run.awaitMirror("SELECT count(*) FROM tab1 WHERE a = 8", "1");
       try (Connection c = run.mirror.connect()) {
         assertThat(
-                Jdbc.query(
+                SqlRows.query(
                     c,
                     "SELECT attname FROM pg_attribute WHERE attrelid = 'public.tab1'::regclass"
                         + " AND attnum > 0 AND NOT attisdropped ORDER BY attnum"))
@@ -300,7 +302,7 @@ class MirrorSchemaChangesIT {
           .untilAsserted(
               () -> {
                 try (Connection c = mirror.connect()) {
-                  assertThat(Jdbc.query(c, sql)).as(sql).containsExactly(rows);
+                  assertThat(SqlRows.query(c, sql)).as(sql).containsExactly(rows);
                 }
               });
     }

@@ -25,6 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.destination.Destination;
+import org.pgetl.destination.duckdb.DuckDbDestination;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.examples.destination.CanonicalTables.Col;
 import org.pgetl.examples.destination.CanonicalTables.Kind;
 import org.pgetl.store.MemoryStore;

@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
 

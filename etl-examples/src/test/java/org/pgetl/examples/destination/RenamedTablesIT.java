@@ -21,9 +21,12 @@ import org.junit.jupiter.api.io.TempDir;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.destination.Destination;
+import org.pgetl.destination.duckdb.DuckDbDestination;
+import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.model.TableId;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.TableState;
+import org.pgetl.testing.destination.SqlRows;
 import org.pgetl.testkit.PostgresServer;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
@@ -58,7 +61,7 @@ class RenamedTablesIT {
         assertThat(rows(c, "sch1.t1")).as("the new sch1.t1").containsExactly("2", "5");
         assertThat(rows(c, "sch2.t1")).as("the renamed table").containsExactly("1", "3", "4");
         assertThat(
-                Jdbc.query(
+                SqlRows.query(
                     c,
                     "SELECT target_schema || '.' || target_table FROM _pgetl.mirror_tables"
                         + " WHERE table_oid = "
@@ -206,7 +209,7 @@ class RenamedTablesIT {
   }
 
   private static List<String> rows(Connection c, String table) throws SQLException {
-    return Jdbc.query(c, "SELECT c1 FROM " + table + " ORDER BY c1");
+    return SqlRows.query(c, "SELECT c1 FROM " + table + " ORDER BY c1");
   }
 
   private static List<String> values(JsonLinesReader reader, TableId table) {

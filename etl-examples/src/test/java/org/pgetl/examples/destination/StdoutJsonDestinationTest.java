@@ -1,12 +1,12 @@
 package org.pgetl.examples.destination;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.pgetl.examples.destination.Scenario.assertDurable;
-import static org.pgetl.examples.destination.Scenario.await;
-import static org.pgetl.examples.destination.Scenario.col;
-import static org.pgetl.examples.destination.Scenario.identityFull;
-import static org.pgetl.examples.destination.Scenario.keyed;
-import static org.pgetl.examples.destination.Scenario.sendEvents;
+import static org.pgetl.testing.destination.Scenario.assertDurable;
+import static org.pgetl.testing.destination.Scenario.await;
+import static org.pgetl.testing.destination.Scenario.col;
+import static org.pgetl.testing.destination.Scenario.identityFull;
+import static org.pgetl.testing.destination.Scenario.keyed;
+import static org.pgetl.testing.destination.Scenario.sendEvents;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -43,6 +43,8 @@ import org.pgetl.model.PgInterval;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
+import org.pgetl.testing.destination.ReferenceTables;
+import org.pgetl.testing.destination.Scenario;
 import org.pgetl.testkit.destination.SchemaBuilder;
 
 @Timeout(60)

@@ -1,0 +1,10 @@
+/**
+ * Helpers shared by pgetl's own destinations (the PostgreSQL mirror, DuckDB, JSON lines): a writer
+ * thread that answers {@link org.pgetl.destination.AsyncResult}s, the key columns of a table and
+ * the masking of database error text. Not API: the module exports this package only to those
+ * destinations' modules, and it may change in any release.
+ */
+@NullMarked
+package org.pgetl.destination.internal;
+
+import org.jspecify.annotations.NullMarked;
