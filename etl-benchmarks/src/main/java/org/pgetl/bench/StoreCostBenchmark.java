@@ -1,30 +1,22 @@
-package org.pgetl.store.postgres;
+package org.pgetl.bench;
+
+import static org.pgetl.bench.Bench.config;
+import static org.pgetl.bench.Bench.exec;
+import static org.pgetl.bench.Bench.median;
+import static org.pgetl.bench.Bench.waitReady;
 
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
-import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Destination;
-import org.pgetl.destination.StreamId;
-import org.pgetl.destination.TableCopyWrite;
-import org.pgetl.destination.WriteDurability;
-import org.pgetl.model.Event;
-import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
-import org.pgetl.store.TableState;
+import org.pgetl.store.postgres.PostgresStore;
 import org.pgetl.testkit.EmbeddedPostgres;
 
 /**
@@ -193,7 +185,7 @@ public final class StoreCostBenchmark {
         throw new IllegalStateException("copy did not finish");
       }
       double rate = rows * 1e9 / (dest.copyDoneNanos.get() - start);
-      waitReady(store);
+      waitReady(store, 1);
       return new double[] {rate, openMillis};
     } finally {
       close(store);
@@ -223,7 +215,7 @@ public final class StoreCostBenchmark {
     PipelineStore first = opener.get();
     try (Pipeline p = Pipeline.create(config, first, new CountingDestination(0, 0))) {
       p.start();
-      waitReady(first);
+      waitReady(first, 1);
     } finally {
       close(first);
     }
@@ -264,101 +256,5 @@ public final class StoreCostBenchmark {
     } catch (Exception e) {
       throw new IllegalStateException("could not close the store", e);
     }
-  }
-
-  private static PgConnectionConfig config(EmbeddedPostgres pg, String db) {
-    return PgConnectionConfig.builder()
-        .host(pg.host())
-        .port(pg.port())
-        .database(db)
-        .user(pg.superuser())
-        .password(pg.password())
-        .build();
-  }
-
-  /** Answers durable at once and counts what arrives. */
-  private static final class CountingDestination implements Destination {
-    final AtomicLong rows = new AtomicLong();
-    final AtomicLong inserts = new AtomicLong();
-    final AtomicLong copyDoneNanos = new AtomicLong();
-    final AtomicLong streamDoneNanos = new AtomicLong();
-    final AtomicLong firstInsertNanos = new AtomicLong();
-    final CountDownLatch copied = new CountDownLatch(1);
-    final CountDownLatch streamed = new CountDownLatch(1);
-    private final long copyTarget;
-    private final long streamTarget;
-
-    CountingDestination(long copyTarget, long streamTarget) {
-      this.copyTarget = copyTarget;
-      this.streamTarget = streamTarget;
-    }
-
-    @Override
-    public String name() {
-      return "counting";
-    }
-
-    @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-      result.durable();
-    }
-
-    @Override
-    public void writeTableRows(
-        ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
-      if (write instanceof TableCopyWrite.Batch
-          && copyTarget > 0
-          && rows.addAndGet(((TableCopyWrite.Batch) write).rows().size()) >= copyTarget
-          && copied.getCount() > 0) {
-        copyDoneNanos.set(System.nanoTime());
-        copied.countDown();
-      }
-      result.durable();
-    }
-
-    @Override
-    public void writeEvents(
-        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
-      long n = 0;
-      for (Event e : events) {
-        if (e.kind() == Event.Kind.INSERT) {
-          n++;
-        }
-      }
-      if (n > 0) {
-        firstInsertNanos.compareAndSet(0, System.nanoTime());
-        if (streamTarget > 0 && inserts.addAndGet(n) >= streamTarget && streamed.getCount() > 0) {
-          streamDoneNanos.set(System.nanoTime());
-          streamed.countDown();
-        }
-      }
-      result.durable();
-    }
-  }
-
-  private static void waitReady(PipelineStore store) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-    while (store.tableStates().isEmpty()
-        || !store.tableStates().values().stream()
-            .allMatch(s -> s.type() == TableState.Type.READY)) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("tables not ready: " + store.tableStates());
-      }
-      TimeUnit.MILLISECONDS.sleep(20);
-    }
-  }
-
-  private static void exec(Connection c, String... sql) throws SQLException {
-    try (Statement st = c.createStatement()) {
-      for (String s : sql) {
-        st.execute(s);
-      }
-    }
-  }
-
-  private static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
-    Collections.sort(sorted);
-    return sorted.get(sorted.size() / 2);
   }
 }

@@ -1,13 +1,18 @@
-package org.pgetl.examples.destination;
+package org.pgetl.bench;
 
-import java.lang.management.ManagementFactory;
+import static org.pgetl.bench.Bench.config;
+import static org.pgetl.bench.Bench.exec;
+import static org.pgetl.bench.Bench.fmt;
+import static org.pgetl.bench.Bench.load;
+import static org.pgetl.bench.Bench.median;
+import static org.pgetl.bench.Bench.waitReady;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -21,7 +26,6 @@ import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.store.MemoryStore;
-import org.pgetl.store.TableState;
 import org.pgetl.testkit.EmbeddedPostgres;
 
 /**
@@ -79,7 +83,7 @@ public final class MirrorBenchmark {
 
   private MirrorBenchmark(EmbeddedPostgres pg, int copyRows, int largeRows, int transactions) {
     this.pg = pg;
-    this.source = config("src");
+    this.source = config(pg, "src");
     this.copyRows = copyRows;
     this.largeRows = largeRows;
     this.transactions = transactions;
@@ -273,7 +277,7 @@ public final class MirrorBenchmark {
             .publication("pub_p")
             .source(source)
             .build();
-    Pipeline p = Pipeline.create(config, store, new PostgresMirrorDestination(config("ap")));
+    Pipeline p = Pipeline.create(config, store, new PostgresMirrorDestination(config(pg, "ap")));
     p.start();
     waitReady(store, 5);
     return p;
@@ -330,7 +334,8 @@ public final class MirrorBenchmark {
       PipelineConfig config =
           PipelineConfig.builder().pipelineId(id).publication("pub_copy").source(source).build();
       double seconds;
-      try (Pipeline p = Pipeline.create(config, store, new PostgresMirrorDestination(config(db)))) {
+      try (Pipeline p =
+          Pipeline.create(config, store, new PostgresMirrorDestination(config(pg, db)))) {
         long start = System.nanoTime();
         p.start();
         waitReady(store, 1);
@@ -491,16 +496,6 @@ public final class MirrorBenchmark {
 
   // --- helpers
 
-  private PgConnectionConfig config(String db) {
-    return PgConnectionConfig.builder()
-        .host(pg.host())
-        .port(pg.port())
-        .database(db)
-        .user(pg.superuser())
-        .password(pg.password())
-        .build();
-  }
-
   private String conninfo(String db) {
     return "host="
         + pg.host()
@@ -518,14 +513,6 @@ public final class MirrorBenchmark {
     return pg.connect(db);
   }
 
-  private static void exec(Connection c, String... sql) throws SQLException {
-    try (Statement st = c.createStatement()) {
-      for (String s : sql) {
-        st.execute(s);
-      }
-    }
-  }
-
   private static void waitSubscriptionReady(Connection c, String sub) throws Exception {
     waitUntil(
         c,
@@ -533,18 +520,6 @@ public final class MirrorBenchmark {
             + " JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = '"
             + sub
             + "'");
-  }
-
-  private static void waitReady(MemoryStore store, int tables) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-    while (store.tableStates().size() < tables
-        || !store.tableStates().values().stream()
-            .allMatch(s -> s.type() == TableState.Type.READY)) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("tables not ready: " + store.tableStates());
-      }
-      TimeUnit.MILLISECONDS.sleep(POLL_MILLIS);
-    }
   }
 
   /** Polls a query of one boolean until it is true. */
@@ -587,20 +562,5 @@ public final class MirrorBenchmark {
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
             + slot
             + "'");
-  }
-
-  private static double load() {
-    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
-  }
-
-  private static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
-    Collections.sort(sorted);
-    int n = sorted.size();
-    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-  }
-
-  private static String fmt(double rate) {
-    return String.format(Locale.ROOT, "%,.0f", rate);
   }
 }

@@ -1,32 +1,26 @@
 package org.pgetl.bench;
 
+import static org.pgetl.bench.Bench.exec;
+import static org.pgetl.bench.Bench.fmt;
+import static org.pgetl.bench.Bench.median;
+import static org.pgetl.bench.Bench.waitReady;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.core.internal.copy.CopyPlanner;
-import org.pgetl.destination.AsyncResult;
-import org.pgetl.destination.Destination;
-import org.pgetl.destination.StreamId;
-import org.pgetl.destination.TableCopyWrite;
-import org.pgetl.destination.WriteDurability;
-import org.pgetl.model.Event;
-import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.store.MemoryStore;
-import org.pgetl.store.TableState;
 import org.pgetl.testkit.EmbeddedPostgres;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyOut;
@@ -430,7 +424,7 @@ public final class EndToEndBenchmark {
     double[] cpuBefore;
     try (Pipeline p = Pipeline.create(config, store, dest)) {
       p.start();
-      waitReady(store);
+      waitReady(store, 1);
       System.gc();
       heap.reset();
       try (Connection c = connect(pg, "bench")) {
@@ -490,7 +484,7 @@ public final class EndToEndBenchmark {
     double server = -1;
     try {
       String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ", -1);
       // utime and stime, fields 14 and 15 of the line, in clock ticks (100 a second on Linux)
       server = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
     } catch (java.io.IOException | RuntimeException e) {
@@ -769,7 +763,7 @@ public final class EndToEndBenchmark {
       }
       long nanos = dest.copyDoneNanos.get() - start - probes;
       long peak = heap.peak();
-      waitReady(store);
+      waitReady(store, 1);
       return new double[] {
         rows * 1e9 / nanos, (dest.firstRowNanos.get() - start) / 1e6, peak, live
       };
@@ -803,7 +797,7 @@ public final class EndToEndBenchmark {
     // the pipeline creates its slot and is ready, then stops while the transaction is written
     try (Pipeline p = Pipeline.create(config, store, dest)) {
       p.start();
-      waitReady(store);
+      waitReady(store, 1);
     }
     try (Connection c = connect(pg, "bench")) {
       exec(
@@ -927,7 +921,7 @@ public final class EndToEndBenchmark {
       try (Pipeline p = Pipeline.create(config, store, dest);
           Connection c = connect(pg, "bench")) {
         p.start();
-        waitReady(store);
+        waitReady(store, 1);
         for (int i = 0; i < LATENCY_SAMPLES + 20; i++) {
           long before = dest.inserts.get();
           long rawBefore = rawCommits.get();
@@ -989,104 +983,7 @@ public final class EndToEndBenchmark {
 
   // ---- helpers
 
-  /** Answers durable at once and counts what arrives. */
-  private static final class CountingDestination implements Destination {
-    final AtomicLong rows = new AtomicLong();
-    final AtomicLong inserts = new AtomicLong();
-    final AtomicLong copyDoneNanos = new AtomicLong();
-    final AtomicLong firstRowNanos = new AtomicLong();
-    final AtomicLong streamDoneNanos = new AtomicLong();
-    final AtomicLong lastInsertNanos = new AtomicLong();
-    final AtomicLong firstInsertNanos = new AtomicLong();
-    final CountDownLatch copied = new CountDownLatch(1);
-    final CountDownLatch streamed = new CountDownLatch(1);
-    private final long copyTarget;
-    private final long streamTarget;
-
-    CountingDestination(long copyTarget, long streamTarget) {
-      this.copyTarget = copyTarget;
-      this.streamTarget = streamTarget;
-    }
-
-    @Override
-    public String name() {
-      return "counting";
-    }
-
-    @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-      result.durable();
-    }
-
-    @Override
-    public void writeTableRows(
-        ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
-      if (write instanceof TableCopyWrite.Batch) {
-        firstRowNanos.compareAndSet(0, System.nanoTime());
-      }
-      if (write instanceof TableCopyWrite.Batch b
-          && rows.addAndGet(b.rows().size()) >= copyTarget
-          && copyTarget > 0
-          && copied.getCount() > 0) {
-        copyDoneNanos.set(System.nanoTime());
-        copied.countDown();
-      }
-      result.durable();
-    }
-
-    @Override
-    public void writeEvents(
-        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
-      long n = 0;
-      for (Event e : events) {
-        if (e.kind() == Event.Kind.INSERT) {
-          n++;
-        }
-      }
-      if (n > 0) {
-        lastInsertNanos.set(System.nanoTime());
-        firstInsertNanos.compareAndSet(0, lastInsertNanos.get());
-        long total = inserts.addAndGet(n);
-        if (streamTarget > 0 && total >= streamTarget && streamed.getCount() > 0) {
-          streamDoneNanos.set(System.nanoTime());
-          streamed.countDown();
-        }
-      }
-      result.durable();
-    }
-  }
-
-  private static void waitReady(MemoryStore store) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
-    while (store.tableStates().isEmpty()
-        || !store.tableStates().values().stream()
-            .allMatch(s -> s.type() == TableState.Type.READY)) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("tables not ready: " + store.tableStates());
-      }
-      TimeUnit.MILLISECONDS.sleep(20);
-    }
-  }
-
   private static Connection connect(EmbeddedPostgres pg, String db) throws SQLException {
     return pg.connect(db);
-  }
-
-  private static void exec(Connection c, String... sql) throws SQLException {
-    try (Statement st = c.createStatement()) {
-      for (String s : sql) {
-        st.execute(s);
-      }
-    }
-  }
-
-  private static double median(List<Double> values) {
-    List<Double> sorted = new ArrayList<>(values);
-    Collections.sort(sorted);
-    return sorted.get(sorted.size() / 2);
-  }
-
-  private static String fmt(double v) {
-    return String.format(Locale.ROOT, "%,.0f", v);
   }
 }
