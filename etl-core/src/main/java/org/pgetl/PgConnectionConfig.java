@@ -351,7 +351,61 @@ public final class PgConnectionConfig {
    *     field is invalid; the message never contains the password
    */
   public static PgConnectionConfig fromJdbcUrl(String url) {
-    return ConnectionUrl.parse(url).build();
+    return fromUrl(ConnectionUrl.parse(url)).build();
+  }
+
+  // The parser hands over plain values and never sees this type: the public type consumes them.
+  private static Builder fromUrl(ConnectionUrl url) {
+    Builder b = builder();
+    List<ConnectionUrl.Host> hosts = url.hosts();
+    for (int i = 0; i < hosts.size(); i++) {
+      ConnectionUrl.Host h = hosts.get(i);
+      Integer given = h.port();
+      int port = given != null ? given : DEFAULT_PORT;
+      if (i == 0) {
+        b.host(h.host()).port(port);
+      } else {
+        b.addHost(h.host(), port);
+      }
+    }
+    b.database(url.database());
+    String user = url.user();
+    if (user != null) {
+      b.user(user);
+    }
+    String password = url.password();
+    if (password != null) {
+      b.password(password);
+    }
+    String sslMode = url.sslMode();
+    if (sslMode != null) {
+      b.sslMode(SslMode.parse(sslMode));
+    }
+    Path sslRootCert = url.sslRootCert();
+    if (sslRootCert != null) {
+      b.sslRootCert(sslRootCert);
+    }
+    Path sslCert = url.sslCert();
+    if (sslCert != null) {
+      b.sslCert(sslCert);
+    }
+    Path sslKey = url.sslKey();
+    if (sslKey != null) {
+      b.sslKey(sslKey);
+    }
+    Duration connectTimeout = url.connectTimeout();
+    if (connectTimeout != null) {
+      b.connectTimeout(connectTimeout);
+    }
+    Boolean tcpKeepAlive = url.tcpKeepAlive();
+    if (tcpKeepAlive != null) {
+      b.tcpKeepAlive(tcpKeepAlive);
+    }
+    String targetServerType = url.targetServerType();
+    if (targetServerType != null) {
+      b.targetServerType(TargetServerType.parse(targetServerType));
+    }
+    return b;
   }
 
   /** Returns the URL with its passwords masked, for messages (see {@link Secrets}). */

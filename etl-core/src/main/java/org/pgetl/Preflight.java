@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.pg.PgConnector;
+import org.pgetl.core.internal.preflight.CheckResult;
 import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.error.EtlException;
 import org.pgetl.store.PipelineStore;
@@ -113,7 +114,31 @@ public final class Preflight {
               + config.pipelineId()
               + "'");
     }
-    return new PreflightRunner(config, store, new PgConnector(config.source())).run(false);
+    List<Check> checks = new ArrayList<>();
+    for (CheckResult r :
+        new PreflightRunner(config, store, new PgConnector(config.source())).run(false)) {
+      checks.add(new Check(r.name(), status(r.outcome()), r.summary(), r.failure()));
+    }
+    return checks;
+  }
+
+  // The runner returns plain results and never sees these types: this class reads them.
+  private static Status status(CheckResult.Outcome outcome) {
+    return switch (outcome) {
+      case PASSED -> Status.PASSED;
+      case WARNING -> Status.WARNING;
+      case FAILED -> Status.FAILED;
+      case SKIPPED -> Status.SKIPPED;
+    };
+  }
+
+  private static CheckResult.Outcome outcome(Status status) {
+    return switch (status) {
+      case PASSED -> CheckResult.Outcome.PASSED;
+      case WARNING -> CheckResult.Outcome.WARNING;
+      case FAILED -> CheckResult.Outcome.FAILED;
+      case SKIPPED -> CheckResult.Outcome.SKIPPED;
+    };
   }
 
   /**
@@ -127,36 +152,10 @@ public final class Preflight {
    * @return the failure, or empty when no check failed
    */
   public static Optional<EtlException> failure(List<Check> checks) {
-    List<Check> failed = new ArrayList<>();
+    List<CheckResult> results = new ArrayList<>(checks.size());
     for (Check c : checks) {
-      EtlException e = c.failure();
-      // a failure that stops several checks is named once
-      if (e != null && failed.stream().noneMatch(f -> f.failure() == e)) {
-        failed.add(c);
-      }
+      results.add(new CheckResult(c.name(), outcome(c.status()), c.summary(), c.failure()));
     }
-    if (failed.isEmpty()) {
-      return Optional.empty();
-    }
-    EtlException first = Objects.requireNonNull(failed.get(0).failure());
-    if (failed.size() == 1) {
-      return Optional.of(first);
-    }
-    StringBuilder description =
-        new StringBuilder().append(failed.size()).append(" preflight checks failed: ");
-    for (int i = 0; i < failed.size(); i++) {
-      Check c = failed.get(i);
-      EtlException e = Objects.requireNonNull(c.failure());
-      description.append(i == 0 ? "" : "; ").append('(').append(i + 1).append(") ");
-      description.append(c.name()).append(": ").append(e.description());
-      if (e.detail() != null && !e.detail().isBlank()) {
-        description.append(" (").append(e.detail()).append(')');
-      }
-    }
-    EtlException all = new EtlException(first.kind(), description.toString(), null, first);
-    for (Check c : failed.subList(1, failed.size())) {
-      all.addSuppressed(Objects.requireNonNull(c.failure()));
-    }
-    return Optional.of(all);
+    return CheckResult.failureOf(results);
   }
 }

@@ -28,6 +28,7 @@ import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.pg.StandbyWait;
 import org.pgetl.core.internal.preflight.PreflightRunner;
 import org.pgetl.core.internal.sync.TableStateMachine;
+import org.pgetl.core.internal.sync.TableSyncWorker;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
@@ -956,7 +957,8 @@ public final class Engine {
             errors,
             board,
             spool,
-            ticker);
+            ticker,
+            TableSyncWorker::runFor);
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);

@@ -13,6 +13,7 @@ import org.pgetl.core.internal.sync.TableStateMachine;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.Destination;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.TableId;
 import org.pgetl.store.PipelineStore;
 
 /**
@@ -36,6 +37,22 @@ public final class EngineContext {
   public final Ticker ticker;
   private volatile @Nullable String resyncReason;
 
+  /**
+   * The work of one table on a table-sync thread, given the generation: the table-sync worker (a
+   * stand-in in tests). The pool runs it without seeing the context.
+   */
+  public interface TableWork {
+    /**
+     * Runs the work of one table on the calling pool thread.
+     *
+     * @param ctx the generation
+     * @param table the table
+     * @param priorAttempts timed retries already made for the table's last failure
+     * @param stop the table's own stop signal
+     */
+    void run(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop);
+  }
+
   /** Table changes for the apply worker to carry out ({@link ApplyStreamRole#tick}). */
   public final java.util.Queue<TableCommand> commands =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -53,7 +70,8 @@ public final class EngineContext {
       ErrorLog errors,
       StatusBoard board,
       SpoolFolder spool,
-      Ticker ticker) {
+      Ticker ticker,
+      TableWork tableWork) {
     this.config = config;
     this.store = store;
     this.destination = destination;
@@ -68,7 +86,15 @@ public final class EngineContext {
     this.ticker = ticker;
     this.env =
         new LoopEnv(config, store, destination, metrics, stop, shutdown, errors, spool, ticker);
-    this.pool = new SyncPool(this);
+    this.pool =
+        new SyncPool(
+            config.pipelineId(),
+            config.maxTableSyncWorkers(),
+            stop,
+            tables,
+            ticker,
+            (table, priorAttempts, tableStop) ->
+                tableWork.run(this, table, priorAttempts, tableStop));
   }
 
   /**

@@ -4,35 +4,104 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.pgetl.PgConnectionConfig;
-import org.pgetl.PgConnectionConfig.SslMode;
-import org.pgetl.PgConnectionConfig.TargetServerType;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
 /**
- * The parser of connection URLs behind {@link PgConnectionConfig#fromJdbcUrl(String)}: the JDBC
- * form {@code jdbc:postgresql://host:port/db?user=..&password=..&sslmode=..} and the libpq form
- * {@code postgresql://user:password@host:port/db?sslmode=..} (also {@code postgres://}), with
- * several comma-separated hosts, percent-decoded values and the query parameters that {@code
- * fromJdbcUrl} documents. Messages never contain a password ({@link Secrets}).
+ * A parsed connection URL, as plain values: the JDBC form {@code
+ * jdbc:postgresql://host:port/db?user=..&password=..&sslmode=..} and the libpq form {@code
+ * postgresql://user:password@host:port/db?sslmode=..} (also {@code postgres://}), with several
+ * comma-separated hosts, percent-decoded values and the query parameters that {@code
+ * PgConnectionConfig.fromJdbcUrl} documents. The parser checks the URL's syntax only; the
+ * configuration that consumes these values validates them (an unknown {@code sslmode=}, an empty
+ * user). It knows nothing of the configuration types, which depend on it, not the reverse. Messages
+ * and {@link #toString()} never contain a password ({@link Secrets}).
+ *
+ * @param hosts one or more hosts, in the URL's order
+ * @param database the database, possibly empty
+ * @param user the user, or null when the URL names none
+ * @param password the password, or null when the URL has none
+ * @param sslMode the {@code sslmode=} as written, or the mode the legacy {@code ssl=} parameter
+ *     stands for ({@code verify-full} or {@code disable}, as pgjdbc reads it); null when neither is
+ *     given
+ * @param sslRootCert the {@code sslrootcert=} file, or null
+ * @param sslCert the {@code sslcert=} file, or null
+ * @param sslKey the {@code sslkey=} file, or null
+ * @param connectTimeout the {@code connectTimeout=}, or null
+ * @param tcpKeepAlive the {@code tcpKeepAlive=}, or null
+ * @param targetServerType the {@code targetServerType=} or {@code target_session_attrs} as written,
+ *     or null
  */
-public final class ConnectionUrl {
+public record ConnectionUrl(
+    List<Host> hosts,
+    String database,
+    @Nullable String user,
+    @Nullable String password,
+    @Nullable String sslMode,
+    @Nullable Path sslRootCert,
+    @Nullable Path sslCert,
+    @Nullable Path sslKey,
+    @Nullable Duration connectTimeout,
+    @Nullable Boolean tcpKeepAlive,
+    @Nullable String targetServerType) {
   private static final String FIELD = "source.";
 
-  private ConnectionUrl() {}
+  /**
+   * One entry of the URL's host list.
+   *
+   * @param host the host name or address (an IPv6 address without brackets); {@code localhost} when
+   *     the URL leaves it empty
+   * @param port the port, or null when the URL gives none (the default port applies)
+   */
+  public record Host(String host, @Nullable Integer port) {}
+
+  /** Copies the host list. */
+  public ConnectionUrl {
+    hosts = List.copyOf(hosts);
+  }
+
+  /** Returns the values with the password masked. */
+  @Override
+  public String toString() {
+    return "ConnectionUrl[hosts="
+        + hosts
+        + ", database="
+        + database
+        + ", user="
+        + user
+        + ", password="
+        + (password == null ? null : "***")
+        + ", sslMode="
+        + sslMode
+        + ", sslRootCert="
+        + sslRootCert
+        + ", sslCert="
+        + sslCert
+        + ", sslKey="
+        + sslKey
+        + ", connectTimeout="
+        + connectTimeout
+        + ", tcpKeepAlive="
+        + tcpKeepAlive
+        + ", targetServerType="
+        + targetServerType
+        + "]";
+  }
 
   /**
-   * Parses a URL into a builder holding its fields.
+   * Parses a URL into its values.
    *
    * @param url the URL
-   * @return a builder; {@code build()} validates the fields
+   * @return the values
    * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} when the URL is malformed
    */
-  public static PgConnectionConfig.Builder parse(String url) {
+  public static ConnectionUrl parse(String url) {
     if (url == null) {
       throw invalid("url must not be null");
     }
@@ -50,7 +119,7 @@ public final class ConnectionUrl {
               + Secrets.redactUrl(url)
               + "'");
     }
-    PgConnectionConfig.Builder b = PgConnectionConfig.builder();
+    Draft b = new Draft();
     String query = null;
     int q = rest.indexOf('?');
     if (q >= 0) {
@@ -66,12 +135,13 @@ public final class ConnectionUrl {
       authority = authority.substring(at + 1);
       int colon = userInfo.indexOf(':');
       if (colon >= 0) {
-        b.user(decode(userInfo.substring(0, colon), "user", url));
-        b.password(decode(userInfo.substring(colon + 1), "password", url));
+        b.user = decode(userInfo.substring(0, colon), "user", url);
+        b.password = decode(userInfo.substring(colon + 1), "password", url);
       } else {
-        b.user(decode(userInfo, "user", url));
+        b.user = decode(userInfo, "user", url);
       }
     }
+    List<Host> hosts = new ArrayList<>();
     String[] entries = authority.split(",", -1);
     for (int i = 0; i < entries.length; i++) {
       String entry = entries[i];
@@ -98,25 +168,44 @@ public final class ConnectionUrl {
         portPart = colon >= 0 ? entry.substring(colon + 1) : null;
       }
       String host = hostPart.isEmpty() ? "localhost" : decode(hostPart, "host", url);
-      int port =
+      Integer port =
           portPart != null && !portPart.isEmpty()
               ? parseInt(portPart, i == 0 ? "port" : "hosts[" + i + "].port", url)
-              : PgConnectionConfig.DEFAULT_PORT;
-      if (i == 0) {
-        b.host(host);
-        b.port(port);
-      } else {
-        b.addHost(host, port);
-      }
+              : null;
+      hosts.add(new Host(host, port));
     }
-    b.database(decode(path, "database", url));
+    String database = decode(path, "database", url);
     if (query != null && !query.isEmpty()) {
       applyQuery(b, query, url);
     }
-    return b;
+    return new ConnectionUrl(
+        hosts,
+        database,
+        b.user,
+        b.password,
+        b.sslMode,
+        b.sslRootCert,
+        b.sslCert,
+        b.sslKey,
+        b.connectTimeout,
+        b.tcpKeepAlive,
+        b.targetServerType);
   }
 
-  private static void applyQuery(PgConnectionConfig.Builder b, String query, String url) {
+  /** The values of the URL's user info and query, while the parser reads them. */
+  private static final class Draft {
+    @Nullable String user;
+    @Nullable String password;
+    @Nullable String sslMode;
+    @Nullable Path sslRootCert;
+    @Nullable Path sslCert;
+    @Nullable Path sslKey;
+    @Nullable Duration connectTimeout;
+    @Nullable Boolean tcpKeepAlive;
+    @Nullable String targetServerType;
+  }
+
+  private static void applyQuery(Draft b, String query, String url) {
     Map<String, String> params = new LinkedHashMap<>();
     for (String pair : query.split("&", -1)) {
       if (pair.isEmpty()) {
@@ -128,27 +217,22 @@ public final class ConnectionUrl {
       params.put(key, value);
     }
     Boolean legacySsl = null;
-    boolean sslModeGiven = false;
     for (Map.Entry<String, String> e : params.entrySet()) {
       String value = e.getValue();
       switch (e.getKey().toLowerCase(Locale.ROOT)) {
-        case "user" -> b.user(value);
-        case "password" -> b.password(value);
-        case "sslmode" -> {
-          b.sslMode(SslMode.parse(value));
-          sslModeGiven = true;
-        }
+        case "user" -> b.user = value;
+        case "password" -> b.password = value;
+        case "sslmode" -> b.sslMode = value;
         case "ssl" -> legacySsl = parseBoolean(value, "ssl", url);
-        case "sslrootcert" -> b.sslRootCert(Path.of(value));
-        case "sslcert" -> b.sslCert(Path.of(value));
-        case "sslkey" -> b.sslKey(Path.of(value));
+        case "sslrootcert" -> b.sslRootCert = Path.of(value);
+        case "sslcert" -> b.sslCert = Path.of(value);
+        case "sslkey" -> b.sslKey = Path.of(value);
         case "connecttimeout", "connect_timeout" -> {
           int seconds = parseInt(value, "connectTimeout", url);
-          b.connectTimeout(Duration.ofSeconds(seconds));
+          b.connectTimeout = Duration.ofSeconds(seconds);
         }
-        case "tcpkeepalive", "keepalives" -> b.tcpKeepAlive(parseBoolean(value, e.getKey(), url));
-        case "targetservertype", "target_session_attrs" ->
-            b.targetServerType(TargetServerType.parse(value));
+        case "tcpkeepalive", "keepalives" -> b.tcpKeepAlive = parseBoolean(value, e.getKey(), url);
+        case "targetservertype", "target_session_attrs" -> b.targetServerType = value;
         default ->
             throw invalid(
                 "url parameter '"
@@ -157,8 +241,9 @@ public final class ConnectionUrl {
                     + " sslcert, sslkey, connectTimeout, tcpKeepAlive, targetServerType)");
       }
     }
-    if (!sslModeGiven && legacySsl != null) {
-      b.sslMode(legacySsl ? SslMode.VERIFY_FULL : SslMode.DISABLE);
+    if (b.sslMode == null && legacySsl != null) {
+      // pgjdbc's reading of ssl=true: verify everything, unless sslmode says otherwise
+      b.sslMode = legacySsl ? "verify-full" : "disable";
     }
   }
 

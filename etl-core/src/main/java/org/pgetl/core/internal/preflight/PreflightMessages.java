@@ -2,7 +2,6 @@ package org.pgetl.core.internal.preflight;
 
 import java.util.List;
 import org.jspecify.annotations.Nullable;
-import org.pgetl.Preflight;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 
@@ -41,7 +40,7 @@ final class PreflightMessages {
    * @param maxTableSyncWorkers the configured limit of table-sync workers
    * @return the check
    */
-  static Preflight.Check capacity(
+  static CheckResult capacity(
       Resource r,
       int max,
       int inUse,
@@ -54,9 +53,9 @@ final class PreflightMessages {
     int free = Math.max(0, max - inUse + reclaimed);
     String what = needs(r, applyNeeded, workers);
     if (free >= needed) {
-      return new Preflight.Check(
+      return new CheckResult(
           r.name(),
-          Preflight.Status.PASSED,
+          CheckResult.Outcome.PASSED,
           r.name()
               + ": "
               + needed
@@ -114,7 +113,7 @@ final class PreflightMessages {
                 + inUse
                 + " in use): "
                 + fix);
-    return new Preflight.Check(r.name(), Preflight.Status.FAILED, e.description(), e);
+    return new CheckResult(r.name(), CheckResult.Outcome.FAILED, e.description(), e);
   }
 
   private static String needs(Resource r, int applyNeeded, int workers) {

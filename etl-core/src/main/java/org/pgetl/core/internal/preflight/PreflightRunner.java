@@ -16,9 +16,6 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.PipelineConfig;
-import org.pgetl.Preflight;
-import org.pgetl.Preflight.Check;
-import org.pgetl.Preflight.Status;
 import org.pgetl.core.internal.pg.ApplicationNames;
 import org.pgetl.core.internal.pg.PgCatalog;
 import org.pgetl.core.internal.pg.PgConnector;
@@ -44,8 +41,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the preflight checks of {@link Preflight} over one plain connection to the source and the
- * pipeline's store, reading only.
+ * Runs the preflight checks of {@code org.pgetl.Preflight} over one plain connection to the source
+ * and the pipeline's store, reading only.
  *
  * <p>Implementation notes. The checks run in a fixed order and each catches its own failure, so
  * that one run reports every problem it can see; a check that needs what an earlier one could not
@@ -113,11 +110,11 @@ public final class PreflightRunner {
    *
    * @param retiring whether the destination is retired at start (then only the connection and the
    *     store are checked)
-   * @throws EtlException naming every failed check ({@link Preflight#failure})
+   * @throws EtlException naming every failed check ({@link CheckResult#failureOf})
    */
   public void require(boolean retiring) {
-    List<Check> checks = run(retiring);
-    Optional<EtlException> failure = Preflight.failure(checks);
+    List<CheckResult> checks = run(retiring);
+    Optional<EtlException> failure = CheckResult.failureOf(checks);
     if (failure.isPresent()) {
       throw failure.get();
     }
@@ -131,8 +128,8 @@ public final class PreflightRunner {
    *     store are checked)
    * @return one result per check, in order
    */
-  public List<Check> run(boolean retiring) {
-    List<Check> out = new ArrayList<>();
+  public List<CheckResult> run(boolean retiring) {
+    List<CheckResult> out = new ArrayList<>();
     Connection c = null;
     try {
       try {
@@ -243,7 +240,7 @@ public final class PreflightRunner {
         + ")";
   }
 
-  private Check walLevel(Connection c) {
+  private CheckResult walLevel(Connection c) {
     try {
       String level = queryString(c, "SELECT current_setting('wal_level')", "wal_level");
       if ("logical".equals(level)) {
@@ -272,7 +269,7 @@ public final class PreflightRunner {
     }
   }
 
-  private Check role(Connection c) {
+  private CheckResult role(Connection c) {
     // Amazon RDS and Aurora grant replication through membership in rds_replication instead of
     // the REPLICATION attribute.
     String sql =
@@ -326,7 +323,7 @@ public final class PreflightRunner {
     return new Publication(info, tables, names, reads);
   }
 
-  private Check publicationCheck(Publication p) {
+  private CheckResult publicationCheck(Publication p) {
     if (p.tables().isEmpty()) {
       // as PostgreSQL's subscriber: the pipeline starts, and the publication watch copies each
       // table added later
@@ -407,7 +404,8 @@ public final class PreflightRunner {
     return out;
   }
 
-  private Check select(Connection c, String role, Publication p, Map<TableId, Physical> physical) {
+  private CheckResult select(
+      Connection c, String role, Publication p, Map<TableId, Physical> physical) {
     List<String> missing = new ArrayList<>();
     int checked = 0;
     try {
@@ -474,7 +472,7 @@ public final class PreflightRunner {
     }
   }
 
-  private Check identity(Publication p, Map<TableId, Physical> physical) {
+  private CheckResult identity(Publication p, Map<TableId, Physical> physical) {
     PublicationInfo info = p.info();
     if (!info.updates() && !info.deletes()) {
       return ok(
@@ -564,7 +562,7 @@ public final class PreflightRunner {
     return n;
   }
 
-  private Check slots(Connection c, int toCopy) {
+  private CheckResult slots(Connection c, int toCopy) {
     try {
       int max = queryInt(c, "SELECT current_setting('max_replication_slots')::int");
       int inUse = queryInt(c, "SELECT count(*)::int FROM pg_replication_slots");
@@ -585,7 +583,7 @@ public final class PreflightRunner {
     }
   }
 
-  private Check senders(Connection c, int toCopy) {
+  private CheckResult senders(Connection c, int toCopy) {
     try {
       int max = queryInt(c, "SELECT current_setting('max_wal_senders')::int");
       // pg_stat_activity hides the backend type of other roles' sessions from a role without
@@ -642,7 +640,7 @@ public final class PreflightRunner {
    * synchronised copy of the apply slot. Warns, naming what is missing and the setting that fixes
    * it; never fails a start (a failover may never come).
    */
-  private Check failover(Connection c) {
+  private CheckResult failover(Connection c) {
     try {
       return failoverCheck(c);
     } catch (EtlException e) {
@@ -655,7 +653,7 @@ public final class PreflightRunner {
     }
   }
 
-  private Check failoverCheck(Connection c) throws SQLException {
+  private CheckResult failoverCheck(Connection c) throws SQLException {
     ServerVersion version = new PgCatalog(c).serverVersion();
     String slot = SlotNames.apply(config.pipelineId());
     List<String> found = new ArrayList<>();
@@ -859,19 +857,19 @@ public final class PreflightRunner {
     return "'" + s.replace("'", "''") + "'";
   }
 
-  static Check ok(String name, String summary) {
-    return new Check(name, Status.PASSED, summary, null);
+  static CheckResult ok(String name, String summary) {
+    return new CheckResult(name, CheckResult.Outcome.PASSED, summary, null);
   }
 
-  static Check fail(String name, EtlException failure) {
-    return new Check(name, Status.FAILED, failure.description(), failure);
+  static CheckResult fail(String name, EtlException failure) {
+    return new CheckResult(name, CheckResult.Outcome.FAILED, failure.description(), failure);
   }
 
-  static Check warn(String name, String summary) {
-    return new Check(name, Status.WARNING, summary, null);
+  static CheckResult warn(String name, String summary) {
+    return new CheckResult(name, CheckResult.Outcome.WARNING, summary, null);
   }
 
-  static Check skip(String name, String reason) {
-    return new Check(name, Status.SKIPPED, reason, null);
+  static CheckResult skip(String name, String reason) {
+    return new CheckResult(name, CheckResult.Outcome.SKIPPED, reason, null);
   }
 }

@@ -10,8 +10,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.pgetl.core.internal.engine.EngineContext;
 import org.pgetl.core.internal.engine.StopSignal;
+import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.model.TableId;
 
 /**
@@ -23,46 +23,54 @@ import org.pgetl.model.TableId;
  */
 public final class SyncPool {
   /** What a pool thread runs for one table: the table-sync worker (a stand-in in tests). */
-  interface Body {
+  public interface Body {
     /**
      * Runs the work of one table on the calling pool thread.
      *
-     * @param ctx the generation
      * @param table the table
      * @param priorAttempts timed retries already made for the table's last failure
      * @param stop the table's own stop signal
      */
-    void run(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop);
+    void run(TableId table, int priorAttempts, StopSignal stop);
   }
 
-  private final EngineContext ctx;
+  private final String pipelineId;
+  private final StopSignal generationStop;
+  private final TableStateMachine tables;
+  private final Ticker ticker;
   private final Body body;
   private final ThreadPoolExecutor executor;
   private final Map<TableId, StopSignal> stops = new ConcurrentHashMap<>();
   private final Set<Thread> busy = ConcurrentHashMap.newKeySet();
 
   /**
-   * Creates the pool of a generation.
+   * Creates the pool of a generation. It is given only what it uses, not the generation's context,
+   * which holds the pool.
    *
-   * @param ctx the generation
+   * @param pipelineId the pipeline, for the thread names
+   * @param workers how many threads run tables at once ({@code maxTableSyncWorkers})
+   * @param generationStop the generation's stop signal, parent of every table's own
+   * @param tables the tables' states, where a worker claims and releases its table
+   * @param ticker the generation's clock, for {@link #awaitAll}'s deadline
+   * @param body what a thread runs for one table
    */
-  public SyncPool(EngineContext ctx) {
-    this(
-        ctx,
-        (c, table, priorAttempts, stop) ->
-            new TableSyncWorker(c, table, priorAttempts, stop).run());
-  }
-
-  SyncPool(EngineContext ctx, Body body) {
-    this.ctx = ctx;
+  public SyncPool(
+      String pipelineId,
+      int workers,
+      StopSignal generationStop,
+      TableStateMachine tables,
+      Ticker ticker,
+      Body body) {
+    this.pipelineId = pipelineId;
+    this.generationStop = generationStop;
+    this.tables = tables;
+    this.ticker = ticker;
     this.body = body;
-    int size = ctx.config.maxTableSyncWorkers();
-    String pipelineId = ctx.config.pipelineId();
     AtomicInteger n = new AtomicInteger();
     this.executor =
         new ThreadPoolExecutor(
-            size,
-            size,
+            workers,
+            workers,
             0,
             TimeUnit.MILLISECONDS,
             new LinkedBlockingQueue<>(),
@@ -80,10 +88,10 @@ public final class SyncPool {
    * @param priorAttempts timed retries already made for the table's last failure
    */
   public void spawn(TableId table, int priorAttempts) {
-    if (ctx.stop.isRequested() || !ctx.tables.claimWorker(table)) {
+    if (generationStop.isRequested() || !tables.claimWorker(table)) {
       return;
     }
-    StopSignal stop = ctx.stop.child();
+    StopSignal stop = generationStop.child();
     stops.put(table, stop);
     try {
       executor.execute(() -> run(table, priorAttempts, stop));
@@ -96,10 +104,10 @@ public final class SyncPool {
     Thread thread = Thread.currentThread();
     String poolName = thread.getName();
     busy.add(thread);
-    thread.setName("pgetl-sync-" + ctx.config.pipelineId() + "-" + table);
+    thread.setName("pgetl-sync-" + pipelineId + "-" + table);
     try {
       if (!stop.isRequested()) {
-        body.run(ctx, table, priorAttempts, stop);
+        body.run(table, priorAttempts, stop);
       }
     } finally {
       thread.setName(poolName);
@@ -111,7 +119,7 @@ public final class SyncPool {
   private void finished(TableId table, StopSignal stop) {
     stops.remove(table, stop);
     stop.detach();
-    ctx.tables.releaseWorker(table);
+    tables.releaseWorker(table);
   }
 
   /**
@@ -133,14 +141,13 @@ public final class SyncPool {
    * Waits for every worker to end (after a stop request), until a deadline; queued workers see the
    * stop and end at once.
    *
-   * @param deadlineNanos the deadline, in the terms of the generation's {@link
-   *     org.pgetl.core.internal.time.Ticker#nanoTime()}
+   * @param deadlineNanos the deadline, in the terms of the generation's {@link Ticker#nanoTime()}
    * @return the threads still running a worker at the deadline
    */
   public List<Thread> awaitAll(long deadlineNanos) {
     executor.shutdown();
     try {
-      long left = deadlineNanos - ctx.ticker.nanoTime();
+      long left = deadlineNanos - ticker.nanoTime();
       if (executor.awaitTermination(Math.max(0, left), TimeUnit.NANOSECONDS)) {
         return List.of();
       }

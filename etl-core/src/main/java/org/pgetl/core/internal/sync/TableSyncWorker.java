@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
  * waits for every open transaction, the copy for table locks) a stop request aborts their
  * connections, so a stop never waits for another session.
  */
-final class TableSyncWorker {
+public final class TableSyncWorker {
   private static final Logger LOG = LoggerFactory.getLogger(TableSyncWorker.class);
   private static final Duration WAIT_SLICE = Duration.ofMillis(200);
 
@@ -77,7 +77,7 @@ final class TableSyncWorker {
   private final String slotName;
   private boolean completed;
 
-  TableSyncWorker(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop) {
+  private TableSyncWorker(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop) {
     this.ctx = ctx;
     this.table = table;
     this.priorAttempts = priorAttempts;
@@ -86,7 +86,20 @@ final class TableSyncWorker {
     this.slotName = SlotNames.tableSync(pipelineId, table);
   }
 
-  void run() {
+  /**
+   * Runs the worker of one table on the calling thread, until the table is caught up, fails or the
+   * table's stop signal is raised: what a table-sync thread of the generation's pool runs.
+   *
+   * @param ctx the generation
+   * @param table the table
+   * @param priorAttempts timed retries already made for the table's last failure
+   * @param stop the table's own stop signal
+   */
+  public static void runFor(EngineContext ctx, TableId table, int priorAttempts, StopSignal stop) {
+    new TableSyncWorker(ctx, table, priorAttempts, stop).run();
+  }
+
+  private void run() {
     TableState state = ctx.tables.get(table);
     if (state == null
         || state.type() == TableState.Type.ERRORED

@@ -7,6 +7,7 @@ import org.pgetl.core.internal.apply.SpoolFolder;
 import org.pgetl.core.internal.decode.StreamingMode;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.sync.TableStateMachine;
+import org.pgetl.core.internal.sync.TableSyncWorker;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.destination.Destination;
 import org.pgetl.store.PipelineStore;
@@ -40,7 +41,8 @@ public final class GenerationFixture {
         new ErrorLog(),
         new StatusBoard(ticker),
         new SpoolFolder(config),
-        ticker);
+        ticker,
+        TableSyncWorker::runFor);
   }
 
   private static Destination refusingDestination() {

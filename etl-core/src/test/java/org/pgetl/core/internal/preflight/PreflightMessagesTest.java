@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
-import org.pgetl.Preflight;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
@@ -20,8 +19,8 @@ class PreflightMessagesTest {
 
   @Test
   void enoughFreeSlotsPassAndSayWhatIsNeeded() {
-    Preflight.Check c = PreflightMessages.capacity(SLOTS, 10, 3, 0, 1, 7, 4);
-    assertThat(c.passed()).isTrue();
+    CheckResult c = PreflightMessages.capacity(SLOTS, 10, 3, 0, 1, 7, 4);
+    assertThat(c.outcome()).isEqualTo(CheckResult.Outcome.PASSED);
     assertThat(c.summary())
         .isEqualTo(
             "replication slots: 5 needed (the apply slot and 4 table-sync workers), 7 of"
@@ -30,8 +29,8 @@ class PreflightMessagesTest {
 
   @Test
   void oneFreeSlotForTwoNeededSaysHowManyAreFreeAndWhatToRaise() {
-    Preflight.Check c = PreflightMessages.capacity(SLOTS, 1, 0, 0, 1, 1, 4);
-    assertThat(c.status()).isEqualTo(Preflight.Status.FAILED);
+    CheckResult c = PreflightMessages.capacity(SLOTS, 1, 0, 0, 1, 1, 4);
+    assertThat(c.outcome()).isEqualTo(CheckResult.Outcome.FAILED);
     assertThat(c.failure().kind()).isEqualTo(ErrorKind.SOURCE_CONFIGURATION_LIMIT_EXCEEDED);
     assertThat(c.failure().description())
         .isEqualTo(
@@ -43,7 +42,7 @@ class PreflightMessagesTest {
 
   @Test
   void whenSlotsAreTakenTheFixAlsoSaysHowManyToFree() {
-    Preflight.Check c = PreflightMessages.capacity(SLOTS, 3, 3, 0, 1, 1, 4);
+    CheckResult c = PreflightMessages.capacity(SLOTS, 3, 3, 0, 1, 1, 4);
     assertThat(c.failure().description())
         .endsWith(
             "raise max_replication_slots to at least 5 (a server restart), or free 2 of the 3 in use");
@@ -51,7 +50,7 @@ class PreflightMessagesTest {
 
   @Test
   void whenFewerWorkersWouldFitTheFixNamesMaxTableSyncWorkers() {
-    Preflight.Check c = PreflightMessages.capacity(SLOTS, 8, 5, 0, 1, 20, 4);
+    CheckResult c = PreflightMessages.capacity(SLOTS, 8, 5, 0, 1, 20, 4);
     assertThat(c.failure().description())
         .contains("needs 5 replication slots")
         .contains("only 3 of max_replication_slots = 8 are free (5 in use)")
@@ -63,15 +62,15 @@ class PreflightMessagesTest {
   @Test
   void anExistingApplySlotAndLeftoverSyncSlotsCountAsAvailable() {
     // 4 in use of 4, two of them leftovers of this pipeline that the start drops first
-    Preflight.Check c = PreflightMessages.capacity(SLOTS, 4, 4, 2, 0, 2, 4);
-    assertThat(c.passed()).isTrue();
+    CheckResult c = PreflightMessages.capacity(SLOTS, 4, 4, 2, 0, 2, 4);
+    assertThat(c.outcome()).isEqualTo(CheckResult.Outcome.PASSED);
     assertThat(c.summary()).contains("2 needed (2 table-sync workers; the apply slot exists)");
   }
 
   @Test
   void nothingToCopyNeedsOnlyTheApplyWorker() {
-    Preflight.Check senders = PreflightMessages.capacity(PreflightRunner.SENDERS, 1, 0, 0, 1, 0, 4);
-    assertThat(senders.passed()).isTrue();
+    CheckResult senders = PreflightMessages.capacity(PreflightRunner.SENDERS, 1, 0, 0, 1, 0, 4);
+    assertThat(senders.outcome()).isEqualTo(CheckResult.Outcome.PASSED);
     assertThat(senders.summary())
         .isEqualTo(
             "WAL senders: 1 needed (the apply stream and 0 table-sync workers), 1 of"

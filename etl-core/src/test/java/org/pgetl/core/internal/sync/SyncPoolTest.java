@@ -11,10 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
-import org.pgetl.PgConnectionConfig;
-import org.pgetl.PipelineConfig;
-import org.pgetl.core.internal.engine.EngineContext;
-import org.pgetl.core.internal.engine.GenerationFixture;
+import org.pgetl.core.internal.engine.StopSignal;
 import org.pgetl.core.internal.time.Ticker;
 import org.pgetl.model.TableId;
 import org.pgetl.store.MemoryStore;
@@ -27,16 +24,8 @@ class SyncPoolTest {
 
   @Test
   void twoHundredTablesRunOnAtMostMaxTableSyncWorkersNamedThreads() throws InterruptedException {
-    PipelineConfig config =
-        PipelineConfig.builder()
-            .pipelineId(PIPELINE)
-            .publication("orders")
-            .source(
-                PgConnectionConfig.builder().host("127.0.0.1").database("shop").user("u").build())
-            .maxTableSyncWorkers(WORKERS)
-            .build();
-    EngineContext ctx =
-        GenerationFixture.context(config, new MemoryStore(PIPELINE), Ticker.system());
+    // the pool is given what it uses: no generation context, no configuration
+    StopSignal generationStop = new StopSignal(Ticker.system());
     CountDownLatch firstWave = new CountDownLatch(WORKERS);
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch done = new CountDownLatch(TABLES);
@@ -46,8 +35,12 @@ class SyncPoolTest {
     Set<Thread> threads = ConcurrentHashMap.newKeySet();
     SyncPool pool =
         new SyncPool(
-            ctx,
-            (c, table, priorAttempts, stop) -> {
+            PIPELINE,
+            WORKERS,
+            generationStop,
+            new TableStateMachine(new MemoryStore(PIPELINE)),
+            Ticker.system(),
+            (table, priorAttempts, stop) -> {
               int now = running.incrementAndGet();
               mostAtOnce.accumulateAndGet(now, Math::max);
               threads.add(Thread.currentThread());
@@ -82,7 +75,7 @@ class SyncPoolTest {
     assertThat(threads).hasSize(WORKERS);
     assertThat(threads).allMatch(Thread::isDaemon);
 
-    ctx.stop.request(org.pgetl.core.internal.engine.StopSignal.Mode.DRAIN);
+    generationStop.request(StopSignal.Mode.DRAIN);
     assertThat(pool.awaitAll(System.nanoTime() + Duration.ofSeconds(10).toNanos())).isEmpty();
     assertThat(liveThreadNames("pgetl-sync-" + PIPELINE + "-")).isEmpty();
     // between tables a thread goes back to its pool name (checked once the threads ended: a task's
