@@ -351,13 +351,24 @@ public final class PgConnectionConfig {
    *     field is invalid; the message never contains the password
    */
   public static PgConnectionConfig fromJdbcUrl(String url) {
-    return fromUrl(ConnectionUrl.parse(url)).build();
+    return builderFromJdbcUrl(url).build();
   }
 
-  // The parser hands over plain values and never sees this type: the public type consumes them.
-  private static Builder fromUrl(ConnectionUrl url) {
+  /**
+   * Returns a builder holding what a JDBC URL says, not validated yet: set what the URL lacks or
+   * should not decide (a user, a password from a secret store), then {@link Builder#build()}. The
+   * URL's form and parameters are those of {@link #fromJdbcUrl(String)}.
+   *
+   * @param url the URL
+   * @return a builder with the URL's hosts, database and parameters
+   * @throws EtlException of kind {@link ErrorKind#CONFIG_ERROR} when the URL is malformed; the
+   *     message never contains the password
+   */
+  public static Builder builderFromJdbcUrl(String url) {
+    // the parser hands over plain values and never sees this type: the public type consumes them
+    ConnectionUrl parsed = ConnectionUrl.parse(url);
     Builder b = builder();
-    List<ConnectionUrl.Host> hosts = url.hosts();
+    List<ConnectionUrl.Host> hosts = parsed.hosts();
     for (int i = 0; i < hosts.size(); i++) {
       ConnectionUrl.Host h = hosts.get(i);
       Integer given = h.port();
@@ -368,40 +379,40 @@ public final class PgConnectionConfig {
         b.addHost(h.host(), port);
       }
     }
-    b.database(url.database());
-    String user = url.user();
+    b.database(parsed.database());
+    String user = parsed.user();
     if (user != null) {
       b.user(user);
     }
-    String password = url.password();
+    String password = parsed.password();
     if (password != null) {
       b.password(password);
     }
-    String sslMode = url.sslMode();
+    String sslMode = parsed.sslMode();
     if (sslMode != null) {
       b.sslMode(SslMode.parse(sslMode));
     }
-    Path sslRootCert = url.sslRootCert();
+    Path sslRootCert = parsed.sslRootCert();
     if (sslRootCert != null) {
       b.sslRootCert(sslRootCert);
     }
-    Path sslCert = url.sslCert();
+    Path sslCert = parsed.sslCert();
     if (sslCert != null) {
       b.sslCert(sslCert);
     }
-    Path sslKey = url.sslKey();
+    Path sslKey = parsed.sslKey();
     if (sslKey != null) {
       b.sslKey(sslKey);
     }
-    Duration connectTimeout = url.connectTimeout();
+    Duration connectTimeout = parsed.connectTimeout();
     if (connectTimeout != null) {
       b.connectTimeout(connectTimeout);
     }
-    Boolean tcpKeepAlive = url.tcpKeepAlive();
+    Boolean tcpKeepAlive = parsed.tcpKeepAlive();
     if (tcpKeepAlive != null) {
       b.tcpKeepAlive(tcpKeepAlive);
     }
-    String targetServerType = url.targetServerType();
+    String targetServerType = parsed.targetServerType();
     if (targetServerType != null) {
       b.targetServerType(TargetServerType.parse(targetServerType));
     }

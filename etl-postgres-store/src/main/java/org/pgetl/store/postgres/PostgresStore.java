@@ -2,7 +2,6 @@ package org.pgetl.store.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -23,7 +22,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
-import org.pgetl.core.internal.pg.ConnectionUrl;
 import org.pgetl.core.internal.pg.Secrets;
 import org.pgetl.destination.DestinationTableMetadataStore.TableMetadata;
 import org.pgetl.error.ErrorKind;
@@ -1092,9 +1090,8 @@ public final class PostgresStore implements PipelineStore {
         PgConnectionConfig.Builder b =
             connection != null
                 ? connection.toBuilder()
-                : builderOf(
-                    ConnectionUrl.parse(
-                        Objects.requireNonNull(jdbcUrl, "connection or jdbcUrl is set")));
+                : PgConnectionConfig.builderFromJdbcUrl(
+                    Objects.requireNonNull(jdbcUrl, "connection or jdbcUrl is set"));
         if (user != null) {
           b.user(user);
         }
@@ -1113,61 +1110,6 @@ public final class PostgresStore implements PipelineStore {
         }
         throw PostgresStoreConfig.invalid(field + ": " + message);
       }
-    }
-
-    // The URL's values, unvalidated: the role set here may fill in a user the URL lacks. The same
-    // mapping as PgConnectionConfig.fromJdbcUrl, which builds at once and so cannot serve here.
-    private static PgConnectionConfig.Builder builderOf(ConnectionUrl url) {
-      PgConnectionConfig.Builder b = PgConnectionConfig.builder();
-      List<ConnectionUrl.Host> hosts = url.hosts();
-      for (int i = 0; i < hosts.size(); i++) {
-        ConnectionUrl.Host h = hosts.get(i);
-        Integer given = h.port();
-        int port = given != null ? given : PgConnectionConfig.DEFAULT_PORT;
-        if (i == 0) {
-          b.host(h.host()).port(port);
-        } else {
-          b.addHost(h.host(), port);
-        }
-      }
-      b.database(url.database());
-      String urlUser = url.user();
-      if (urlUser != null) {
-        b.user(urlUser);
-      }
-      String urlPassword = url.password();
-      if (urlPassword != null) {
-        b.password(urlPassword);
-      }
-      String sslMode = url.sslMode();
-      if (sslMode != null) {
-        b.sslMode(PgConnectionConfig.SslMode.parse(sslMode));
-      }
-      Path sslRootCert = url.sslRootCert();
-      if (sslRootCert != null) {
-        b.sslRootCert(sslRootCert);
-      }
-      Path sslCert = url.sslCert();
-      if (sslCert != null) {
-        b.sslCert(sslCert);
-      }
-      Path sslKey = url.sslKey();
-      if (sslKey != null) {
-        b.sslKey(sslKey);
-      }
-      Duration connectTimeout = url.connectTimeout();
-      if (connectTimeout != null) {
-        b.connectTimeout(connectTimeout);
-      }
-      Boolean tcpKeepAlive = url.tcpKeepAlive();
-      if (tcpKeepAlive != null) {
-        b.tcpKeepAlive(tcpKeepAlive);
-      }
-      String targetServerType = url.targetServerType();
-      if (targetServerType != null) {
-        b.targetServerType(PgConnectionConfig.TargetServerType.parse(targetServerType));
-      }
-      return b;
     }
 
     /**
