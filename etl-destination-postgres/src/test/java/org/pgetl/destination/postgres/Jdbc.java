@@ -9,10 +9,7 @@ final class Jdbc {
 
   /** Returns the connection config that points pgetl (a source or a mirror) at a test database. */
   static PgConnectionConfig config(TestDatabase db) {
-    return PgConnectionConfig.builder()
-        .host(db.host())
-        .port(db.port())
-        .database(db.name())
+    return PgConnectionConfig.builderFromJdbcUrl(db.jdbcUrl())
         .user(db.user())
         .password(db.password())
         .build();
