@@ -6,9 +6,7 @@ import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,14 +20,12 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.destination.internal.ErrorText;
 import org.pgetl.destination.internal.SerialWriter;
-import org.pgetl.destination.postgres.MirrorCatalog.Staged;
 import org.pgetl.destination.postgres.MirrorCatalog.Table;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.ReplicatedTableSchema;
-import org.pgetl.model.TableId;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
@@ -190,9 +186,9 @@ public final class PostgresMirrorDestination implements Destination {
       "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres';"
           + " SET extra_float_digits = 3; SET bytea_output = 'hex'";
 
-  /** A unit of work inside one target transaction. */
+  /** A write, run by the attempt that owns its connection and catalog changes. */
   private interface SqlWork {
-    void run(Connection conn, Staged staged) throws SQLException;
+    void run(MirrorTransaction tx) throws SQLException;
   }
 
   private final PgConnectionConfig target;
@@ -312,10 +308,7 @@ public final class PostgresMirrorDestination implements Destination {
         copies,
         result,
         "drop table " + table.name() + " for a new copy",
-        (conn, staged) -> {
-          catalog.startAttempt(conn, table.id(), attemptId); // first: it waits for batches
-          catalog.drop(conn, staged, table.id());
-        });
+        tx -> tx.dropForCopy(table.id(), attemptId));
   }
 
   /**
@@ -336,14 +329,14 @@ public final class PostgresMirrorDestination implements Destination {
           copies,
           result,
           "copy batch " + batch.id() + " of table " + table.name(),
-          (conn, staged) -> copyBatch(conn, staged, table, batch));
+          tx -> tx.copyBatch(table, batch));
     } else {
       TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
       submit(
           copies,
           result,
           "finish the copy of table " + table.name(),
-          (conn, staged) -> finish(conn, staged, table, finish));
+          tx -> tx.finish(table, finish));
     }
   }
 
@@ -369,26 +362,7 @@ public final class PostgresMirrorDestination implements Destination {
             + events.get(0).sequenceKey()
             + " to "
             + events.get(events.size() - 1).sequenceKey();
-    submit(
-        this.events,
-        result,
-        what,
-        (conn, staged) -> {
-          if (stream.kind() == StreamId.Kind.TABLE_SYNC) {
-            // shared lock: a drop naming a new attempt waits for this write, a write after it sees
-            // it
-            UUID current =
-                catalog.lockAttempt(
-                    conn,
-                    Objects.requireNonNull(stream.table(), "a table-sync stream names its table"),
-                    false);
-            if (current != null && !current.equals(stream.copyAttempt())) {
-              log.debug("{} of abandoned catch-up stream {}: skipped", what, stream);
-              return;
-            }
-          }
-          applyEvents(conn, staged, events);
-        });
+    submit(this.events, result, what, tx -> tx.applyEvents(stream, events, what));
   }
 
   /**
@@ -416,147 +390,6 @@ public final class PostgresMirrorDestination implements Destination {
     if (sourceCatalog != null) {
       sourceCatalog.close();
     }
-  }
-
-  // --- the writes, each run on a writer thread inside one transaction
-
-  private void copyBatch(
-      Connection conn, Staged staged, ReplicatedTableSchema schema, TableCopyWrite.Batch batch)
-      throws SQLException {
-    UUID current = catalog.lockAttempt(conn, schema.id(), false);
-    if (current != null && !current.equals(batch.id().attemptId())) {
-      log.debug(
-          "copy batch {} of table {} belongs to an abandoned attempt (the current one is {}):"
-              + " skipped",
-          batch.id(),
-          schema.name(),
-          current);
-      return;
-    }
-    if (!catalog.recordCopyBatch(conn, schema.id(), batch.id())) {
-      log.debug("copy batch {} of table {} was stored before: skipped", batch.id(), schema.name());
-      return;
-    }
-    Table t = catalog.ensure(conn, staged, schema);
-    MirrorRows.copy(conn, t, schema, batch.rows());
-  }
-
-  private void finish(
-      Connection conn, Staged staged, ReplicatedTableSchema schema, TableCopyWrite.Finish finish)
-      throws SQLException {
-    UUID current = catalog.lockAttempt(conn, schema.id(), true);
-    if (current != null && !current.equals(finish.attemptId())) {
-      log.debug(
-          "copy Finish of table {} ends abandoned attempt {} (the current one is {}): ignored",
-          schema.name(),
-          finish.attemptId(),
-          current);
-      return;
-    }
-    catalog.ensure(conn, staged, schema);
-    if (current == null) {
-      return; // no drop recorded (a mirror written before attempts were kept): nothing to check
-    }
-    long stored = catalog.finishAttempt(conn, schema.id(), finish);
-    if (stored != finish.batches()) {
-      throw new EtlException(
-          ErrorKind.DESTINATION_ERROR,
-          "the copy of table "
-              + schema.name()
-              + " (attempt "
-              + finish.attemptId()
-              + ") ends with "
-              + finish.batches()
-              + " batches, but the mirror in "
-              + target.describe()
-              + " stored "
-              + stored,
-          "a batch that the engine counts is not in the mirror");
-    }
-  }
-
-  private void applyEvents(Connection conn, Staged staged, List<Event> events) throws SQLException {
-    MirrorRows rows = new MirrorRows(conn);
-    Map<TableId, EventSequenceKey> applied = new LinkedHashMap<>();
-    for (Event e : events) {
-      switch (e.kind()) {
-        case BEGIN, COMMIT -> {} // transaction boundaries: nothing to store
-        case MESSAGE -> catalog.recordMessage(conn, (Event.Message) e);
-        case RELATION -> claim(conn, staged, rows, ((Event.Relation) e).table(), e, applied, false);
-        case TRUNCATE -> {
-          for (ReplicatedTableSchema schema : ((Event.Truncate) e).tables()) {
-            Table t = claim(conn, staged, rows, schema, e, applied, true);
-            if (t != null) {
-              rows.truncate(t);
-            }
-          }
-        }
-        case INSERT -> {
-          Event.Insert i = (Event.Insert) e;
-          Table t = claim(conn, staged, rows, i.table(), e, applied, true);
-          if (t != null) {
-            rows.insert(t, i.table(), i.row());
-          }
-        }
-        case UPDATE -> {
-          Event.Update u = (Event.Update) e;
-          Table t = claim(conn, staged, rows, u.table(), e, applied, true);
-          if (t != null) {
-            rows.update(t, u.table(), u.row(), u.oldRow());
-          }
-        }
-        case DELETE -> {
-          Event.Delete d = (Event.Delete) e;
-          Table t = claim(conn, staged, rows, d.table(), e, applied, true);
-          if (t != null) {
-            rows.delete(t, d.table(), d.oldRow());
-          }
-        }
-      }
-    }
-    rows.flush();
-    for (Map.Entry<TableId, EventSequenceKey> a : applied.entrySet()) {
-      Table t = Objects.requireNonNull(catalog.table(staged, a.getKey()), "an applied table");
-      catalog.saveAppliedThrough(conn, staged, t.withAppliedThrough(a.getValue()));
-    }
-  }
-
-  /**
-   * Returns the table an event applies to, with its schema brought up to date, or null when the
-   * event was applied before (its sequence key is not above the table's applied key).
-   *
-   * @param advances whether the event moves the applied key (a Relation does not: it shares the key
-   *     of the change it precedes)
-   */
-  private @Nullable Table claim(
-      Connection conn,
-      Staged staged,
-      MirrorRows rows,
-      ReplicatedTableSchema schema,
-      Event e,
-      Map<TableId, EventSequenceKey> applied,
-      boolean advances)
-      throws SQLException {
-    Table t = catalog.current(conn, staged, schema.id());
-    EventSequenceKey through =
-        applied.containsKey(schema.id())
-            ? applied.get(schema.id())
-            : t == null ? null : t.appliedThrough();
-    if (through != null && e.sequenceKey().compareTo(through) <= 0) {
-      return null;
-    }
-    if (t == null || !t.matches(schema) || !t.named(schema.name())) {
-      rows.flush(); // pending rows follow the old columns and name
-      try {
-        t = catalog.ensure(conn, staged, schema);
-      } catch (SQLException ddl) {
-        throw new MirrorRows.TableWriteFailure(schema.name().quoted(), ddl);
-      }
-    }
-    if (advances) {
-      applied.put(schema.id(), e.sequenceKey());
-    }
-    return t;
   }
 
   // --- transactions and answers
@@ -622,20 +455,20 @@ public final class PostgresMirrorDestination implements Destination {
    * is safe because every write is idempotent.
    */
   private boolean attempt(String what, long epoch, SqlWork work, boolean mayRetry) {
-    Staged staged = new Staged();
     Connection conn;
     try {
       conn = pool.getConnection();
     } catch (SQLException e) {
       throw error(what, e);
     }
+    MirrorTransaction tx = new MirrorTransaction(conn, catalog, target.describe());
     boolean broken = false;
     try {
-      long stored = catalog.fence(conn, epoch); // first: it orders the writes of two instances
+      long stored = tx.fence(epoch); // first: it orders the writes of two instances
       if (stored > epoch) {
         throw refuse(epoch, stored, what);
       }
-      work.run(conn, staged);
+      work.run(tx);
       conn.commit();
     } catch (SQLException e) {
       broken = rollback(conn, e);
@@ -664,7 +497,7 @@ public final class PostgresMirrorDestination implements Destination {
     } finally {
       release(conn, broken);
     }
-    catalog.publish(staged); // only now: a rolled-back transaction leaves memory as it was
+    tx.publish(); // only now: a rolled-back transaction leaves memory as it was
     return true;
   }
 
