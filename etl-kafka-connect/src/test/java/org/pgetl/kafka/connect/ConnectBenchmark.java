@@ -42,7 +42,8 @@ import org.pgetl.testkit.EmbeddedPostgres;
  *       the settings a Connect worker gives its source tasks' producers ({@code acks=all}, {@code
  *       max.in.flight.requests.per.connection=1}, the worker's {@code producer.*} settings; with
  *       exactly-once, {@code enable.idempotence=true} and a transactional id); timed from the first
- *       send to the last record read back. No conversion, no PostgreSQL: what Kafka takes at most.
+ *       send (its reader already joined) to the last record read back. No conversion, no
+ *       PostgreSQL: what Kafka takes at most.
  * </ul>
  *
  * <p>The mode {@code off} runs the worker without exactly-once; {@code on} runs it with {@code
@@ -281,6 +282,8 @@ public final class ConnectBenchmark {
       if (exactlyOnce) {
         producer.initTransactions();
       }
+      // the reader joins its group before the clock starts: the limit is the producer's alone
+      counter.awaitAssigned();
       long start = System.nanoTime();
       int inTransaction = 0;
       for (byte[][] r : records) {
@@ -517,6 +520,16 @@ public final class ConnectBenchmark {
           if (firstAt == 0) {
             firstAt = System.nanoTime();
           }
+        }
+      }
+    }
+
+    void awaitAssigned() {
+      long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+      while (consumer.assignment().isEmpty()) {
+        poll(Duration.ofMillis(100));
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the reader was not assigned its topic");
         }
       }
     }
