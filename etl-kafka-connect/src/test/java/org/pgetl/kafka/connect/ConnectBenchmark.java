@@ -62,6 +62,9 @@ import org.pgetl.testkit.EmbeddedPostgres;
 public final class ConnectBenchmark {
   static final String DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector";
   static final int PRODUCER_COMMIT_RECORDS = PgetlConnectorConfig.DEFAULT_POLL_MAX_RECORDS;
+  // a connector run that has not delivered every record by then is reported stalled and left out
+  // (Debezium's resumed task under exactly-once was seen to stop delivering)
+  private static final Duration RUN_LIMIT = Duration.ofMinutes(3);
 
   // set once by main: exactly-once on, and the worker's producer.* settings
   private static boolean exactlyOnce;
@@ -230,11 +233,30 @@ public final class ConnectBenchmark {
     return w;
   }
 
+  /** A run whose records did not all arrive within {@link #RUN_LIMIT}: left out of the medians. */
+  private static double stalled(
+      EmbeddedConnectCluster cluster, String name, Counter counter, long expected) {
+    System.out.printf(
+        Locale.ROOT,
+        "%s: STALLED, %d of %d records after %d s; left out of the medians%n",
+        name,
+        counter.count,
+        expected,
+        RUN_LIMIT.toSeconds());
+    cluster.deleteConnector(name);
+    return Double.NaN;
+  }
+
   private static double median(List<Double> rates) {
-    if (rates.isEmpty()) {
+    List<Double> sorted = new ArrayList<>();
+    for (double r : rates) {
+      if (!Double.isNaN(r)) {
+        sorted.add(r);
+      }
+    }
+    if (sorted.isEmpty()) {
       return Double.NaN;
     }
-    List<Double> sorted = new ArrayList<>(rates);
     Collections.sort(sorted);
     int n = sorted.size();
     return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
@@ -346,7 +368,9 @@ public final class ConnectBenchmark {
     try (Counter counter = new Counter(cluster, topic)) {
       long start = System.nanoTime();
       cluster.configureConnector(name, props);
-      counter.awaitAtLeast(rows);
+      if (!counter.awaitAtLeast(rows, RUN_LIMIT)) {
+        return stalled(cluster, name, counter, rows);
+      }
       long end = System.nanoTime();
       double rate = rows * 1e9 / (end - start);
       print(name, rate, start, counter.firstAt, end, rows);
@@ -396,7 +420,9 @@ public final class ConnectBenchmark {
       counter.firstAt = 0;
       long start = System.nanoTime();
       cluster.resumeConnector(name);
-      counter.awaitAtLeast(before + rows);
+      if (!counter.awaitAtLeast(before + rows, RUN_LIMIT)) {
+        return stalled(cluster, name, counter, before + rows);
+      }
       long end = System.nanoTime();
       double rate = rows * 1e9 / (end - start);
       print(name, rate, start, counter.firstAt, end, rows);
@@ -538,13 +564,21 @@ public final class ConnectBenchmark {
     }
 
     void awaitAtLeast(long n) {
-      long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+      if (!awaitAtLeast(n, Duration.ofMinutes(20))) {
+        throw new IllegalStateException("only " + count + " of " + n + " records arrived");
+      }
+    }
+
+    /** Whether {@code n} records arrived within {@code limit}. */
+    boolean awaitAtLeast(long n, Duration limit) {
+      long deadline = System.nanoTime() + limit.toNanos();
       while (count < n) {
         poll(Duration.ofMillis(100));
         if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("only " + count + " of " + n + " records arrived");
+          return false;
         }
       }
+      return true;
     }
 
     @Override
