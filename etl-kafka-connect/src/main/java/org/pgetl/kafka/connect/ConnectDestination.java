@@ -41,11 +41,12 @@ import org.slf4j.LoggerFactory;
  * <h2>Implementation notes</h2>
  *
  * <ul>
- *   <li>Never {@code accepted()}: Kafka acknowledges records one by one and out of order across
- *       partitions, so "this write and every earlier accepted write is durable" would not hold. A
- *       write stays unanswered until its last record is acknowledged; the engine's in-flight window
- *       (one batch per copy partition, {@code maxInFlightWrites} per stream) then bounds what the
- *       task holds, and a slow Kafka pauses the pipeline's intake instead of filling memory.
+ *   <li>Without exactly-once, never {@code accepted()}: Kafka acknowledges records one by one and
+ *       out of order across partitions, so "this write and every earlier accepted write is durable"
+ *       would not hold (with exactly-once, see below). A write stays unanswered until its last
+ *       record is acknowledged; the engine's in-flight window (one batch per copy partition, {@code
+ *       maxInFlightWrites} per stream) then bounds what the task holds, and a slow Kafka pauses the
+ *       pipeline's intake instead of filling memory.
  *   <li>{@link #poll} (Connect's task thread) is the only consumer of the queue; the pipeline's
  *       threads convert rows into records themselves (the copy threads in parallel) and enqueue.
  *   <li>A write that produces no record (BEGIN, COMMIT, RELATION only; a stale copy attempt's
@@ -67,13 +68,24 @@ import org.slf4j.LoggerFactory;
  *
  * With a {@link TransactionContext}, Connect calls {@code commitRecord} only after the producer
  * transaction holding the record committed, so a write answered durable is committed in Kafka. The
- * destination decides the transaction boundaries: a commit is requested after a {@link #poll} only
- * while no table's copy is partly sent, so a table's copy lands in one transaction and a worker
- * killed mid-copy leaves nothing of it visible to a {@code read_committed} consumer. Copy batches
- * are therefore answered {@code accepted()} when handed to Connect (the copy could not otherwise
- * reach its end), and the {@code Finish} barrier is answered durable once every record of the
- * attempt was committed. Writes of the streams wait for that commit: a long copy pauses the
- * streams' intake after their in-flight windows, never the copy.
+ * destination decides the transaction boundaries: a commit is requested at the end of a {@link
+ * #poll} once {@code commitInterval} passed since the first record of the open transaction was
+ * handed out (after every poll with an interval of 0), and only while no table's copy is partly
+ * sent, so a table's copy lands in one transaction and a worker killed mid-copy leaves nothing of
+ * it visible to a {@code read_committed} consumer. Copy batches are therefore answered {@code
+ * accepted()} when handed to Connect (the copy could not otherwise reach its end), and the {@code
+ * Finish} barrier is answered durable once every record of the attempt was committed. Writes of the
+ * streams wait for that commit: a long copy pauses the streams' intake after their in-flight
+ * windows, never the copy.
+ *
+ * <p>A stream's write handed to Connect is answered {@code accepted()} as soon as a later write of
+ * the same stream is handed out too, so that only the newest handed-out write of each stream waits
+ * for the commit and the pipeline's in-flight window does not fill while Connect converts and
+ * commits. The newest write's durable answer covers the accepted ones: they went into the same
+ * transaction or an earlier one, and Connect acknowledges records only after their transaction
+ * committed, in order. An empty write (a durability barrier) submitted while an earlier write of
+ * its stream is not yet durable is answered durable right after the last such write, never at once.
+ * A {@code REQUIRE_DURABLE} write is never answered {@code accepted()}.
  */
 final class ConnectDestination implements Destination {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectDestination.class);
@@ -83,6 +95,7 @@ final class ConnectDestination implements Destination {
   private final Map<String, ?> sourcePartition;
   private final long maxPollRecords;
   private final @Nullable TransactionContext transactions;
+  private final long commitIntervalNanos;
   private final @Nullable EventSequenceKey committed;
   private final Map<TableId, Map<String, ?>> copiedInKafka;
 
@@ -96,6 +109,13 @@ final class ConnectDestination implements Destination {
   private final Map<UUID, Copy> copies = new HashMap<>();
   private int partlySent;
   private boolean uncommitted;
+  // when the first record of the open transaction was handed out (System.nanoTime)
+  private long uncommittedSince;
+  private long commits;
+  // exactly-once, per stream: its newest handed-out write and its last submitted write, while not
+  // yet durable (guarded by the lock)
+  private final Map<StreamId, Write> newestHandedOut = new HashMap<>();
+  private final Map<StreamId, Write> lastSubmitted = new HashMap<>();
 
   private final Map<TableId, UUID> currentAttempts = new ConcurrentHashMap<>();
   private final AtomicLong droppedEvents = new AtomicLong();
@@ -108,11 +128,23 @@ final class ConnectDestination implements Destination {
     this(mapper, pipelineId, maxPollRecords, null, null, Map.of());
   }
 
+  ConnectDestination(
+      RecordMapper mapper,
+      String pipelineId,
+      long maxPollRecords,
+      @Nullable TransactionContext transactions,
+      @Nullable EventSequenceKey committed,
+      Map<TableId, Map<String, ?>> copiedInKafka) {
+    this(mapper, pipelineId, maxPollRecords, transactions, Duration.ZERO, committed, copiedInKafka);
+  }
+
   /**
    * Creates the destination of a task.
    *
    * @param transactions Connect's transaction context (exactly-once with connector-defined
    *     boundaries), or null
+   * @param commitInterval with transactions: the least time from the first record handed out after
+   *     a commit to the next requested commit
    * @param committed the apply stream's position in Connect's last committed offset, or null
    * @param copiedInKafka the committed offsets of copies of tables the store will copy again
    */
@@ -121,9 +153,11 @@ final class ConnectDestination implements Destination {
       String pipelineId,
       long maxPollRecords,
       @Nullable TransactionContext transactions,
+      Duration commitInterval,
       @Nullable EventSequenceKey committed,
       Map<TableId, Map<String, ?>> copiedInKafka) {
     this.mapper = mapper;
+    this.commitIntervalNanos = commitInterval.toNanos();
     this.pipelineId = pipelineId;
     this.sourcePartition = applyPartition(pipelineId);
     this.maxPollRecords = maxPollRecords;
@@ -280,8 +314,7 @@ final class ConnectDestination implements Destination {
   public void writeEvents(
       StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
     if (events.isEmpty()) {
-      // nothing was ever answered accepted: every answered write is durable already
-      result.durable();
+      emptyWrite(stream, result);
       return;
     }
     if (stream.kind() == StreamId.Kind.TABLE_SYNC) {
@@ -306,6 +339,8 @@ final class ConnectDestination implements Destination {
       w = new Write(result, bytes, tablePartition(pipelineId, table), Map.of());
       base = Map.of("attempt", String.valueOf(stream.copyAttempt()));
     }
+    w.stream = stream;
+    w.durability = durability;
     for (Event e : events) {
       if (apply
           && committed != null
@@ -350,9 +385,31 @@ final class ConnectDestination implements Destination {
     return 64;
   }
 
+  /**
+   * Answers a write without records: durable at once, unless an earlier write of its stream waits
+   * for a commit (see the class notes); then right after the last of them.
+   */
+  private void emptyWrite(StreamId stream, AsyncResult result) {
+    lock.lock();
+    try {
+      Write last = lastSubmitted.get(stream);
+      if (last != null) {
+        last.followers.add(result);
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    result.durable();
+  }
+
   private void submit(Write w) {
     if (w.records.isEmpty()) {
-      w.result.durable();
+      if (w.stream != null) {
+        emptyWrite(w.stream, w.result);
+      } else {
+        w.result.durable();
+      }
       return;
     }
     lock.lock();
@@ -364,6 +421,8 @@ final class ConnectDestination implements Destination {
       w.remaining.set(w.records.size());
       if (w.copy != null) {
         copies.computeIfAbsent(w.copy, a -> new Copy()).pendingWrites++;
+      } else if (transactions != null && w.stream != null) {
+        lastSubmitted.put(w.stream, w);
       }
       long held = heldBytes.addAndGet(w.bytes);
       heldRecords.addAndGet(w.records.size());
@@ -387,15 +446,23 @@ final class ConnectDestination implements Destination {
     List<SourceRecord> out = new ArrayList<>();
     lock.lock();
     try {
-      while (queue.isEmpty() && !closed && !commitDue()) {
-        long left = deadline - System.nanoTime();
+      while (true) {
+        if (closed) {
+          return null;
+        }
+        long now = System.nanoTime();
+        if (!queue.isEmpty() || commitDue(now)) {
+          break;
+        }
+        long left = deadline - now;
         if (left <= 0) {
           return null;
         }
+        if (commitWaits()) {
+          // wake up when the commit falls due
+          left = Math.min(left, Math.max(1, uncommittedSince + commitIntervalNanos - now));
+        }
         available.awaitNanos(left);
-      }
-      if (closed) {
-        return null;
       }
       while (!queue.isEmpty()
           && (out.isEmpty() || out.size() + queue.peekFirst().records.size() <= maxPollRecords)) {
@@ -408,14 +475,24 @@ final class ConnectDestination implements Destination {
             partlySent++;
           }
           accepted.add(w);
+        } else if (transactions != null && w.stream != null) {
+          // the newest write of its stream waits for the commit; the one before it need not
+          Write previous = newestHandedOut.put(w.stream, w);
+          if (previous != null && previous.durability != WriteDurability.REQUIRE_DURABLE) {
+            accepted.add(previous);
+          }
         }
       }
       if (transactions != null) {
-        uncommitted |= !out.isEmpty();
-        if (commitDue()) {
+        if (!uncommitted && !out.isEmpty()) {
+          uncommitted = true;
+          uncommittedSince = System.nanoTime();
+        }
+        if (commitDue(System.nanoTime())) {
           // after this batch: no copy is partly in the transaction
           transactions.commitTransaction();
           uncommitted = false;
+          commits++;
         }
       }
     } finally {
@@ -426,9 +503,17 @@ final class ConnectDestination implements Destination {
     return out.isEmpty() ? null : out;
   }
 
-  /** Whether a commit is to be requested now: records wait for one and no copy is partly sent. */
-  private boolean commitDue() {
+  /** Whether records wait for a commit that no partly sent copy holds back. */
+  private boolean commitWaits() {
     return transactions != null && uncommitted && partlySent == 0;
+  }
+
+  /**
+   * Whether a commit is to be requested now: records wait for one, no copy is partly sent and the
+   * commit interval passed.
+   */
+  private boolean commitDue(long now) {
+    return commitWaits() && now - uncommittedSince >= commitIntervalNanos;
   }
 
   /**
@@ -446,9 +531,27 @@ final class ConnectDestination implements Destination {
         w.result.durable();
         if (w.copy != null) {
           copyWriteDone(w.copy);
+        } else if (transactions != null && w.stream != null) {
+          streamWriteDone(w);
         }
       }
     }
+  }
+
+  /** A stream's write is durable: so are the empty writes that waited for it. */
+  private void streamWriteDone(Write w) {
+    List<AsyncResult> followers;
+    lock.lock();
+    try {
+      StreamId stream = Objects.requireNonNull(w.stream);
+      newestHandedOut.remove(stream, w);
+      lastSubmitted.remove(stream, w);
+      followers = new ArrayList<>(w.followers);
+      w.followers.clear();
+    } finally {
+      lock.unlock();
+    }
+    followers.forEach(AsyncResult::durable);
   }
 
   private void copyWriteDone(UUID attempt) {
@@ -476,6 +579,9 @@ final class ConnectDestination implements Destination {
       closed = true;
       abandoned = new ArrayList<>(queue);
       queue.clear();
+      // the queued writes are abandoned: a barrier now waits for the newest handed-out write only
+      lastSubmitted.clear();
+      lastSubmitted.putAll(newestHandedOut);
       available.signalAll();
     } finally {
       lock.unlock();
@@ -484,6 +590,15 @@ final class ConnectDestination implements Destination {
       heldBytes.addAndGet(-w.bytes);
       heldRecords.addAndGet(-w.records.size());
       w.result.shutdown();
+      List<AsyncResult> followers;
+      lock.lock();
+      try {
+        followers = new ArrayList<>(w.followers);
+        w.followers.clear();
+      } finally {
+        lock.unlock();
+      }
+      followers.forEach(AsyncResult::shutdown);
     }
   }
 
@@ -505,6 +620,16 @@ final class ConnectDestination implements Destination {
 
   long droppedEvents() {
     return droppedEvents.get();
+  }
+
+  /** The producer transaction commits requested so far. */
+  long commits() {
+    lock.lock();
+    try {
+      return commits;
+    } finally {
+      lock.unlock();
+    }
   }
 
   int queuedWrites() {
@@ -533,6 +658,11 @@ final class ConnectDestination implements Destination {
     final AtomicInteger remaining = new AtomicInteger();
     // the copy attempt of a batch under exactly-once, else null
     @Nullable UUID copy;
+    // a stream's write: its stream and durability; the empty writes submitted after it, answered
+    // once it is durable (guarded by the destination's lock)
+    @Nullable StreamId stream;
+    WriteDurability durability = WriteDurability.MAY_DEFER;
+    final List<AsyncResult> followers = new ArrayList<>();
 
     Write(AsyncResult result, long bytes, Map<String, ?> partition, Map<String, ?> offset) {
       this.result = result;

@@ -153,6 +153,12 @@ public final class PgetlConnectorConfig extends AbstractConfig {
   /** How long one {@code poll()} waits for records. */
   public static final String POLL_TIMEOUT_MS = "poll.timeout.ms";
 
+  /**
+   * With exactly-once and {@code transaction.boundary=connector}: the least time between two
+   * producer transaction commits the task requests, in milliseconds; 0 commits after every poll.
+   */
+  public static final String EXACTLY_ONCE_COMMIT_INTERVAL_MS = "exactly.once.commit.interval.ms";
+
   /** Internal: the publication of one task. */
   static final String TASK_PUBLICATION = "pgetl.task.publication";
 
@@ -170,6 +176,12 @@ public final class PgetlConnectorConfig extends AbstractConfig {
 
   /** 500 ms: a stopping worker waits no longer than this for the poll loop to notice. */
   public static final long DEFAULT_POLL_TIMEOUT_MS = 500;
+
+  /**
+   * 100 ms: a commit flushes the producer and blocks the task thread, so fewer commits leave more
+   * of it to the converter, while a {@code read_committed} consumer waits at most this much longer.
+   */
+  public static final long DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS = 100;
 
   /** The topic pattern of Debezium's connector: {@code <prefix>.<schema>.<table>}. */
   public static final String DEFAULT_TOPIC_PATTERN = "${prefix}.${schema}.${table}";
@@ -603,6 +615,19 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         ++o,
         Width.SHORT,
         "Poll timeout");
+    d.define(
+        EXACTLY_ONCE_COMMIT_INTERVAL_MS,
+        ConfigDef.Type.LONG,
+        DEFAULT_EXACTLY_ONCE_COMMIT_INTERVAL_MS,
+        ConfigDef.Range.between(0, 60_000),
+        Importance.LOW,
+        "With exactly-once and transaction.boundary=connector: the least time between two"
+            + " transaction commits (0: after every poll). Never while a table's copy is partly"
+            + " sent; the slot is confirmed only over committed records.",
+        GROUP_TUNING,
+        ++o,
+        Width.SHORT,
+        "Exactly-once commit interval");
     return d;
   }
 
@@ -771,6 +796,10 @@ public final class PgetlConnectorConfig extends AbstractConfig {
 
   Duration pollTimeout() {
     return Duration.ofMillis(getLong(POLL_TIMEOUT_MS));
+  }
+
+  Duration exactlyOnceCommitInterval() {
+    return Duration.ofMillis(getLong(EXACTLY_ONCE_COMMIT_INTERVAL_MS));
   }
 
   Duration shutdownTimeout() {

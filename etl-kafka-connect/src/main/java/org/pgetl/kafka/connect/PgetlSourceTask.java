@@ -49,8 +49,8 @@ import org.slf4j.LoggerFactory;
  *
  * With {@code transaction.boundary=connector} on a worker with {@code
  * exactly.once.source.support=enabled}, the task defines the producer transactions (see {@code
- * ConnectDestination}): a table's copy is one transaction, the streams' records are committed after
- * each poll while no copy is partly sent.
+ * ConnectDestination}): a table's copy is one transaction, the streams' records are committed at
+ * most every {@code exactly.once.commit.interval.ms} while no copy is partly sent.
  *
  * <h2>Stopping and rebalancing</h2>
  *
@@ -116,6 +116,7 @@ public final class PgetlSourceTask extends SourceTask {
               pipelineId,
               config.pollMaxRecords(),
               transactions,
+              config.exactlyOnceCommitInterval(),
               committed,
               transactions == null ? Map.of() : copiesInKafka(store, offsets));
       pipeline = Pipeline.create(pipelineConfig, store, destination);
@@ -217,7 +218,10 @@ public final class PgetlSourceTask extends SourceTask {
           .ifPresent(f -> LOG.warn("pgetl pipeline {} failed: {}", pipelineId, describe(f)));
     }
     closeQuietly();
-    LOG.info("pgetl task stopped: pipeline {}", pipelineId);
+    LOG.info(
+        "pgetl task stopped: pipeline {}, {} transaction commits requested",
+        pipelineId,
+        destination == null ? 0 : destination.commits());
   }
 
   /**

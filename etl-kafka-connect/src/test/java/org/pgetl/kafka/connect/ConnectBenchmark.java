@@ -1,44 +1,74 @@
 package org.pgetl.kafka.connect;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.connect.runtime.ConnectorConfig;
 import org.apache.kafka.connect.util.clusters.EmbeddedConnectCluster;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.testkit.EmbeddedPostgres;
 
 /**
- * The Kafka throughput harness (not a test): pgetl's connector and, when it is on the class path,
- * Debezium's PostgreSQL connector, on the same in-JVM broker, Connect worker and embedded
- * PostgreSQL, in one run.
+ * The Kafka throughput harness (not a test): pgetl's connector, Debezium's PostgreSQL connector
+ * (when it is on the class path) and a plain {@code KafkaProducer}, on the same in-JVM broker,
+ * Connect worker and embedded PostgreSQL, in one run.
  *
  * <ul>
  *   <li><b>copy</b>: a table of {@code copyRows} rows and 6 columns, copied into its topic; timed
  *       from the connector's creation to the last record read back from the topic;
  *   <li><b>streaming</b>: the connector stopped (Connect's {@code STOPPED} state) after it is
  *       streaming, one transaction of {@code streamRows} inserts, the connector resumed; timed from
- *       the resume to the last record read back.
+ *       the resume to the last record read back;
+ *   <li><b>producer</b> (the raw limit): the key and value bytes pgetl's connector wrote in the
+ *       round just run, read back and sent again into a fresh topic by a {@code KafkaProducer} with
+ *       the settings a Connect worker gives its source tasks' producers ({@code acks=all}, {@code
+ *       max.in.flight.requests.per.connection=1}, the worker's {@code producer.*} settings; with
+ *       exactly-once, {@code enable.idempotence=true} and a transactional id); timed from the first
+ *       send to the last record read back, after one warm-up record sent and read back (so that
+ *       neither the producer's nor the reader's discovery of the new topic counts). No conversion,
+ *       no PostgreSQL: what Kafka takes at most.
  * </ul>
+ *
+ * <p>The mode {@code off} runs the worker without exactly-once; {@code on} runs it with {@code
+ * exactly.once.source.support=enabled}, pgetl's connector with {@code
+ * transaction.boundary=connector}, Debezium's with {@code transaction.boundary=poll}, a
+ * transactional producer committing every {@value #PRODUCER_COMMIT_RECORDS} records (pgetl's
+ * default {@code poll.max.records}: what one poll hands Connect at most), and {@code
+ * read_committed} readers.
  *
  * <p>Both connectors use the worker's JSON converters with schemas and Connect's default producer
  * settings. Run: {@code mvn -B -pl etl-kafka-connect -am -Pbench verify -DskipTests} (the {@code
  * bench} profile adds Debezium's connector and runs this class; {@code -Dbench.args="copyRows
- * streamRows"} sizes it).
+ * streamRows rounds converter mode"} sizes it).
  */
 public final class ConnectBenchmark {
   static final String DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector";
+  static final int PRODUCER_COMMIT_RECORDS = PgetlConnectorConfig.DEFAULT_POLL_MAX_RECORDS;
+  // a connector run that has not delivered every record by then is reported stalled and left out
+  private static final Duration RUN_LIMIT = Duration.ofMinutes(3);
+
+  // set once by main: exactly-once on, and the worker's producer.* settings
+  private static boolean exactlyOnce;
+  private static Map<String, String> producerOverrides = Map.of();
 
   private ConnectBenchmark() {}
 
@@ -47,7 +77,8 @@ public final class ConnectBenchmark {
    *
    * @param args the copied rows (default 200000), the streamed rows (default 100000), the rounds
    *     (default 3; the order of the two connectors alternates from round to round) and the
-   *     converter settings (default {@code json}; see {@link #workerSettings})
+   *     converter settings (default {@code json}; see {@link #workerSettings}) and the exactly-once
+   *     mode ({@code off}, the default, or {@code on})
    * @throws Exception on failure
    */
   public static void main(String[] args) throws Exception {
@@ -55,7 +86,23 @@ public final class ConnectBenchmark {
     int streamRows = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
     String converter = args.length > 3 ? args[3] : "json";
+    String mode = args.length > 4 ? args[4] : "off";
+    if (!mode.equals("off") && !mode.equals("on")) {
+      throw new IllegalArgumentException("mode must be off or on: " + mode);
+    }
+    exactlyOnce = mode.equals("on");
     Map<String, String> worker = workerSettings(converter);
+    Map<String, String> overrides = new HashMap<>();
+    worker.forEach(
+        (k, v) -> {
+          if (k.startsWith("producer.")) {
+            overrides.put(k.substring("producer.".length()), v);
+          }
+        });
+    producerOverrides = overrides;
+    if (exactlyOnce) {
+      worker.put("exactly.once.source.support", "enabled");
+    }
     boolean debezium = onClassPath(DEBEZIUM);
     try (EmbeddedPostgres pg =
         EmbeddedPostgres.builder().setting("wal_sender_timeout", "60s").start()) {
@@ -78,8 +125,9 @@ public final class ConnectBenchmark {
       EmbeddedConnectCluster cluster = ConnectHarness.start("pgetl-bench", 1, worker);
       System.out.printf(
           Locale.ROOT,
-          "converter %s, worker settings %s, max heap %d MiB, %d cores%n",
+          "converter %s, exactly-once %s, worker settings %s, max heap %d MiB, %d cores%n",
           converter,
+          mode,
           worker,
           Runtime.getRuntime().maxMemory() >> 20,
           Runtime.getRuntime().availableProcessors());
@@ -88,6 +136,8 @@ public final class ConnectBenchmark {
         List<Double> dbzCopy = new ArrayList<>();
         List<Double> pgetlStream = new ArrayList<>();
         List<Double> dbzStream = new ArrayList<>();
+        List<Double> rawCopy = new ArrayList<>();
+        List<Double> rawStream = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
           // the order alternates: the first connector of a round also warms the JVM and the broker
           boolean pgetlFirst = r % 2 == 0;
@@ -99,6 +149,8 @@ public final class ConnectBenchmark {
                       "pgetl-copy-" + r,
                       pgetl(pg, "bcopy" + r, "pub_copy", "all"),
                       copyRows));
+              rawCopy.add(
+                  produce(cluster, "raw-copy-" + r, "bcopy" + r + ".public.bench_copy", copyRows));
             } else if (debezium) {
               dbzCopy.add(
                   copy(
@@ -117,6 +169,12 @@ public final class ConnectBenchmark {
                       "pgetl-stream-" + r,
                       pgetl(pg, "bstream" + r, "pub_stream", "none"),
                       streamRows));
+              rawStream.add(
+                  produce(
+                      cluster,
+                      "raw-stream-" + r,
+                      "bstream" + r + ".public.bench_stream",
+                      streamRows));
             } else if (debezium) {
               dbzStream.add(
                   streaming(
@@ -130,8 +188,16 @@ public final class ConnectBenchmark {
         }
         System.out.println();
         System.out.printf(Locale.ROOT, "%d rounds, medians:%n", rounds);
-        report("copy (" + copyRows + " rows, 6 columns)", median(pgetlCopy), median(dbzCopy));
-        report("streaming (" + streamRows + "-row tx)", median(pgetlStream), median(dbzStream));
+        report(
+            "copy (" + copyRows + " rows, 6 columns)",
+            median(pgetlCopy),
+            median(dbzCopy),
+            median(rawCopy));
+        report(
+            "streaming (" + streamRows + "-row tx)",
+            median(pgetlStream),
+            median(dbzStream),
+            median(rawStream));
         if (!debezium) {
           System.out.println(
               "Debezium's connector is not on the class path: run with -Pbench to compare");
@@ -167,28 +233,132 @@ public final class ConnectBenchmark {
     return w;
   }
 
+  /** A run whose records did not all arrive within {@link #RUN_LIMIT}: left out of the medians. */
+  private static double stalled(
+      EmbeddedConnectCluster cluster, String name, Counter counter, long expected) {
+    System.out.printf(
+        Locale.ROOT,
+        "%s: STALLED, %d of %d records after %d s; left out of the medians%n",
+        name,
+        counter.rowCount,
+        expected,
+        RUN_LIMIT.toSeconds());
+    cluster.deleteConnector(name);
+    return Double.NaN;
+  }
+
   private static double median(List<Double> rates) {
-    if (rates.isEmpty()) {
+    List<Double> sorted = new ArrayList<>();
+    for (double r : rates) {
+      if (!Double.isNaN(r)) {
+        sorted.add(r);
+      }
+    }
+    if (sorted.isEmpty()) {
       return Double.NaN;
     }
-    List<Double> sorted = new ArrayList<>(rates);
     Collections.sort(sorted);
     int n = sorted.size();
     return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 
-  private static void report(String what, double pgetl, double debezium) {
-    if (Double.isNaN(debezium)) {
-      System.out.printf(Locale.ROOT, "%-32s pgetl %,.0f rows/s%n", what, pgetl);
-    } else {
-      System.out.printf(
-          Locale.ROOT,
-          "%-32s pgetl %,.0f rows/s, Debezium %,.0f rows/s, ratio %.2f%n",
-          what,
-          pgetl,
-          debezium,
-          pgetl / debezium);
+  private static void report(String what, double pgetl, double debezium, double producer) {
+    System.out.printf(
+        Locale.ROOT,
+        "%-32s pgetl %,.0f rows/s, Debezium %,.0f rows/s, producer %,.0f rows/s;"
+            + " pgetl/Debezium %.2f, pgetl/producer %.2f%n",
+        what,
+        pgetl,
+        debezium,
+        producer,
+        pgetl / debezium,
+        pgetl / producer);
+  }
+
+  /**
+   * Reads the last {@code rows} records of {@code source} (pgetl's records of the round) and sends
+   * their bytes again into a fresh topic with a source task's producer settings: rows per second
+   * from the first send to the last record read back.
+   */
+  private static double produce(
+      EmbeddedConnectCluster cluster, String name, String source, int rows) {
+    List<byte[][]> records = readBack(cluster, source, rows);
+    String topic = name;
+    cluster.kafka().createTopic(topic, 1);
+    Map<String, Object> props = new HashMap<>();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.kafka().bootstrapServers());
+    // what Worker.baseProducerConfigs gives a source task's producer (Kafka 4.x)
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+    props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(Long.MAX_VALUE));
+    props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(Integer.MAX_VALUE));
+    props.putAll(producerOverrides);
+    if (exactlyOnce) {
+      // what Worker.exactlyOnceSourceTaskProducerConfigs adds
+      props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+      props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, name + "-" + System.nanoTime());
     }
+    try (Counter counter = new Counter(cluster, topic);
+        KafkaProducer<byte[], byte[]> producer =
+            new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+      if (exactlyOnce) {
+        producer.initTransactions();
+      }
+      // one record sent and read back before the clock starts: the producer and the reader know
+      // the new topic's leader, the reader joined its group; the limit is the producer's alone
+      byte[][] warmUp = records.get(0);
+      if (exactlyOnce) {
+        producer.beginTransaction();
+      }
+      producer.send(new ProducerRecord<>(topic, warmUp[0], warmUp[1]));
+      if (exactlyOnce) {
+        producer.commitTransaction();
+      }
+      counter.awaitAtLeast(1);
+      counter.firstAt = 0;
+      long start = System.nanoTime();
+      int inTransaction = 0;
+      for (byte[][] r : records) {
+        if (exactlyOnce && inTransaction == 0) {
+          producer.beginTransaction();
+        }
+        producer.send(new ProducerRecord<>(topic, r[0], r[1]));
+        if (exactlyOnce && ++inTransaction == PRODUCER_COMMIT_RECORDS) {
+          producer.commitTransaction();
+          inTransaction = 0;
+        }
+      }
+      if (exactlyOnce && inTransaction > 0) {
+        producer.commitTransaction();
+      }
+      producer.flush();
+      long sent = System.nanoTime();
+      counter.awaitAtLeast(rows + 1L);
+      System.out.printf(Locale.ROOT, "%s: sent in %.2f s%n", name, (sent - start) / 1e9);
+      long end = System.nanoTime();
+      double rate = rows * 1e9 / (end - start);
+      print(name, rate, start, counter.firstAt, end, rows);
+      return rate;
+    }
+  }
+
+  /** The key and value bytes of the last {@code rows} non-tombstone records of a topic. */
+  private static List<byte[][]> readBack(EmbeddedConnectCluster cluster, String topic, int rows) {
+    ArrayDeque<byte[][]> last = new ArrayDeque<>();
+    try (Counter reader = new Counter(cluster, topic)) {
+      reader.sink =
+          (k, v) -> {
+            last.addLast(new byte[][] {k, v});
+            if (last.size() > rows) {
+              last.pollFirst();
+            }
+          };
+      reader.awaitAtLeast(rows);
+      // the topic's end: nothing more is written to it now
+      reader.poll(Duration.ofSeconds(1));
+    }
+    return new ArrayList<>(last);
   }
 
   /** Creates the connector and reads its topic until every row arrived: rows per second. */
@@ -198,7 +368,9 @@ public final class ConnectBenchmark {
     try (Counter counter = new Counter(cluster, topic)) {
       long start = System.nanoTime();
       cluster.configureConnector(name, props);
-      counter.awaitAtLeast(rows);
+      if (!counter.awaitAtLeast(rows, RUN_LIMIT)) {
+        return stalled(cluster, name, counter, rows);
+      }
       long end = System.nanoTime();
       double rate = rows * 1e9 / (end - start);
       print(name, rate, start, counter.firstAt, end, rows);
@@ -242,13 +414,17 @@ public final class ConnectBenchmark {
               + " FROM generate_series(1, "
               + rows
               + ") g");
-      // drain the markers that arrived late, then time the transaction
+      // drain the markers that arrived late, then time the transaction until each of its rows
+      // arrived: the markers (negative keys) are not counted, since one written before the slot
+      // existed never arrives, and the STOPPED state is the connector's, so its task may still
+      // send the transaction's first records before it ends
       counter.poll(Duration.ofSeconds(2));
-      long before = counter.count;
       counter.firstAt = 0;
       long start = System.nanoTime();
       cluster.resumeConnector(name);
-      counter.awaitAtLeast(before + rows);
+      if (!counter.awaitRows(rows, RUN_LIMIT)) {
+        return stalled(cluster, name, counter, rows);
+      }
       long end = System.nanoTime();
       double rate = rows * 1e9 / (end - start);
       print(name, rate, start, counter.firstAt, end, rows);
@@ -285,6 +461,10 @@ public final class ConnectBenchmark {
   private static Map<String, String> pgetl(
       EmbeddedPostgres pg, String id, String publication, String copyMode) {
     Map<String, String> p = new HashMap<>();
+    if (exactlyOnce) {
+      p.put("exactly.once.support", "required");
+      p.put("transaction.boundary", "connector");
+    }
     p.put(ConnectorConfig.CONNECTOR_CLASS_CONFIG, PgetlSourceConnector.class.getName());
     p.put(ConnectorConfig.TASKS_MAX_CONFIG, "1");
     p.put(PgetlConnectorConfig.CONNECTION_URL, pg.jdbcUrl("bench"));
@@ -302,6 +482,10 @@ public final class ConnectBenchmark {
       EmbeddedPostgres pg, String id, String publication, String snapshotMode) {
     Map<String, String> p = new HashMap<>();
     p.put(ConnectorConfig.CONNECTOR_CLASS_CONFIG, DEBEZIUM);
+    if (exactlyOnce) {
+      p.put("exactly.once.support", "required");
+      p.put("transaction.boundary", "poll");
+    }
     p.put(ConnectorConfig.TASKS_MAX_CONFIG, "1");
     p.put("database.hostname", pg.host());
     p.put("database.port", Integer.toString(pg.port()));
@@ -341,11 +525,17 @@ public final class ConnectBenchmark {
     }
   }
 
-  /** Counts the non-tombstone records of a topic, from its start. */
+  /**
+   * Counts the non-tombstone records of a topic, from its start ({@code read_committed} with
+   * exactly-once).
+   */
   private static final class Counter implements AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> consumer;
     long count;
+    // the records whose key is not a marker's (a negative id)
+    long rowCount;
     long firstAt;
+    @Nullable BiConsumer<byte[], byte[]> sink;
 
     Counter(EmbeddedConnectCluster cluster, String topic) {
       Map<String, Object> props = new HashMap<>();
@@ -355,6 +545,9 @@ public final class ConnectBenchmark {
       props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
       props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "200");
       props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
+      props.put(
+          ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+          exactlyOnce ? "read_committed" : "read_uncommitted");
       consumer =
           new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
       consumer.subscribe(Pattern.compile(Pattern.quote(topic)));
@@ -364,6 +557,13 @@ public final class ConnectBenchmark {
       for (ConsumerRecord<byte[], byte[]> r : consumer.poll(timeout)) {
         if (r.value() != null) {
           count++;
+          if (r.key() == null
+              || !new String(r.key(), StandardCharsets.UTF_8).contains("\"id\":-")) {
+            rowCount++;
+          }
+          if (sink != null) {
+            sink.accept(r.key(), r.value());
+          }
           if (firstAt == 0) {
             firstAt = System.nanoTime();
           }
@@ -372,13 +572,33 @@ public final class ConnectBenchmark {
     }
 
     void awaitAtLeast(long n) {
-      long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+      if (!awaitAtLeast(n, Duration.ofMinutes(20))) {
+        throw new IllegalStateException("only " + count + " of " + n + " records arrived");
+      }
+    }
+
+    /** Whether {@code n} records with a non-marker key arrived within {@code limit}. */
+    boolean awaitRows(long n, Duration limit) {
+      long deadline = System.nanoTime() + limit.toNanos();
+      while (rowCount < n) {
+        poll(Duration.ofMillis(100));
+        if (System.nanoTime() > deadline) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /** Whether {@code n} records arrived within {@code limit}. */
+    boolean awaitAtLeast(long n, Duration limit) {
+      long deadline = System.nanoTime() + limit.toNanos();
       while (count < n) {
         poll(Duration.ofMillis(100));
         if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("only " + count + " of " + n + " records arrived");
+          return false;
         }
       }
+      return true;
     }
 
     @Override

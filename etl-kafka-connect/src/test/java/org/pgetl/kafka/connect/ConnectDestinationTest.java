@@ -279,4 +279,67 @@ class ConnectDestinationTest {
     assertThat(d.poll(Duration.ofSeconds(5))).isNull();
     assertThat(tx.commits).isEqualTo(1);
   }
+
+  @Test
+  void underExactlyOnceAStreamWriteIsAcceptedOnceALaterWriteOfItsStreamIsHandedOut()
+      throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 100, tx, null, Map.of());
+    AsyncResult first = AsyncResult.create();
+    AsyncResult second = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, inserts(1000, 1, 2), WriteDurability.MAY_DEFER, first);
+    d.writeEvents(StreamId.APPLY, inserts(2000, 3), WriteDurability.MAY_DEFER, second);
+    List<SourceRecord> records = d.poll(NOW);
+    assertThat(tx.commits).isEqualTo(1);
+    // the newest write waits for the commit and will cover the first one
+    assertThat(first.outcome()).contains(Outcome.ACCEPTED);
+    assertThat(second.isAnswered()).isFalse();
+    records.forEach(r -> d.acknowledged(r, null));
+    assertThat(second.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceABarrierIsAnsweredDurableOnlyAfterTheNewestHandedOutWrite()
+      throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 100, tx, null, Map.of());
+    AsyncResult first = AsyncResult.create();
+    AsyncResult second = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, inserts(1000, 1), WriteDurability.MAY_DEFER, first);
+    d.writeEvents(StreamId.APPLY, inserts(2000, 2), WriteDurability.MAY_DEFER, second);
+    List<SourceRecord> records = d.poll(NOW);
+    assertThat(first.outcome()).contains(Outcome.ACCEPTED);
+    AsyncResult barrier = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, barrier);
+    // the accepted write is not committed yet: the barrier may not cover it
+    assertThat(barrier.isAnswered()).isFalse();
+    records.forEach(r -> d.acknowledged(r, null));
+    assertThat(second.outcome()).contains(Outcome.DURABLE);
+    assertThat(barrier.outcome()).contains(Outcome.DURABLE);
+    assertThat(barrier.answerOrder()).isGreaterThan(second.answerOrder());
+    // nothing waits any more: the next barrier is answered at once
+    AsyncResult next = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, List.of(), WriteDurability.REQUIRE_DURABLE, next);
+    assertThat(next.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceACommitIsRequestedOnceTheCommitIntervalPassed() throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d =
+        new ConnectDestination(mapper(), "p", 100, tx, Duration.ofMillis(300), null, Map.of());
+    AsyncResult change = AsyncResult.create();
+    d.writeEvents(StreamId.APPLY, inserts(1000, 1, 2), WriteDurability.MAY_DEFER, change);
+    long start = System.nanoTime();
+    List<SourceRecord> records = d.poll(NOW);
+    assertThat(records).hasSize(2);
+    assertThat(tx.commits).isZero();
+    // an idle poll waits for the interval's end and requests the commit then
+    assertThat(d.poll(Duration.ofSeconds(5))).isNull();
+    assertThat(tx.commits).isEqualTo(1);
+    assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(300).toNanos());
+    assertThat(change.isAnswered()).isFalse();
+    records.forEach(r -> d.acknowledged(r, null));
+    assertThat(change.outcome()).contains(Outcome.DURABLE);
+  }
 }

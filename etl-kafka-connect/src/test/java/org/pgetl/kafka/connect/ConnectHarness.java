@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -58,9 +59,24 @@ final class ConnectHarness {
             .name(name)
             .numWorkers(workers)
             .workerProps(props)
+            .brokerProps(oneBroker())
             .build();
     cluster.start();
     return cluster;
+  }
+
+  /**
+   * The settings one broker needs for transactions and consumer groups: the internal topics'
+   * replication defaults to 3, and without these a transactional producer (exactly-once source
+   * tasks, the worker's own) never finishes {@code initTransactions} on a one-broker cluster.
+   */
+  static Properties oneBroker() {
+    Properties broker = new Properties();
+    broker.put("transaction.state.log.replication.factor", "1");
+    broker.put("transaction.state.log.min.isr", "1");
+    broker.put("offsets.topic.replication.factor", "1");
+    broker.put("group.initial.rebalance.delay.ms", "0");
+    return broker;
   }
 
   /** The properties of a connector on a test database, with short intervals for tests. */

@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -53,12 +52,7 @@ class ExactlyOnceKillIT {
 
   @BeforeAll
   static void startBroker() {
-    Properties broker = new Properties();
-    broker.put("transaction.state.log.replication.factor", "1");
-    broker.put("transaction.state.log.min.isr", "1");
-    broker.put("offsets.topic.replication.factor", "1");
-    broker.put("group.initial.rebalance.delay.ms", "0");
-    kafka = new EmbeddedKafkaCluster(1, broker);
+    kafka = new EmbeddedKafkaCluster(1, ConnectHarness.oneBroker());
     kafka.start();
   }
 
