@@ -39,9 +39,10 @@ import org.postgresql.replication.PGReplicationStream;
  *       stream of a slot, timed from its first message to the commit; pgetl (stopped during the
  *       insert, then started) delivers it to the destination, timed from the first insert event to
  *       the last; both with protocol 1;
- *   <li><b>latency</b>: single-row inserts on an idle running pipeline, read at once by pgetl and
- *       by a raw pgjdbc reader of a second slot; from sending the INSERT to the raw reader seeing
- *       its commit, and to the event reaching pgetl's destination;
+ *   <li><b>latency</b>: single-row inserts on an idle running pipeline, each after a random idle
+ *       gap of 0 to 500 ms, read at once by pgetl and by a raw pgjdbc reader of a second slot; from
+ *       sending the INSERT to the raw reader seeing its commit, and to the event reaching pgetl's
+ *       destination;
  *   <li><b>large transaction</b>: one transaction of 500k inserts written while the pipeline runs,
  *       with protocol 1 ({@code pgoutputStreaming(false)}) and with streaming, timed from the
  *       statement's commit returning on the client to the first and to the last insert event at the
@@ -876,13 +877,14 @@ public final class EndToEndBenchmark {
   // ---- latency
 
   /**
-   * Single-row inserts on an idle running pipeline, each read at the same time by pgetl and by a
-   * raw pgjdbc reader of a second slot (a thread blocked in {@code PGReplicationStream.read()}, so
-   * it wakes as the bytes arrive). For each insert, from sending the {@code INSERT} (autocommit) to
-   * the raw reader seeing its {@code COMMIT} message, and to the insert event reaching pgetl's
-   * destination. Returns the raw median, the raw p90, pgetl's median, pgetl's p90 and the median of
-   * the per-insert difference, in milliseconds, and the share of one core this JVM used in 5 s of
-   * the idle running pipeline afterwards.
+   * Single-row inserts on an idle running pipeline, each after a random idle gap of 0 to {@code
+   * pgetl.bench.maxGapMs} (seeded by {@code pgetl.bench.gapSeed}), each read at the same time by
+   * pgetl and by a raw pgjdbc reader of a second slot (a thread blocked in {@code
+   * PGReplicationStream.read()}, so it wakes as the bytes arrive). For each insert, from sending
+   * the {@code INSERT} (autocommit) to the raw reader seeing its {@code COMMIT} message, and to the
+   * insert event reaching pgetl's destination. Returns the raw median, the raw p90, pgetl's median,
+   * pgetl's p90 and the median of the per-insert difference, in milliseconds, and the share of one
+   * core this JVM used in 5 s of the idle running pipeline afterwards.
    */
   private static double[] latency(EmbeddedPostgres pg, PgConnectionConfig source, String id)
       throws Exception {
