@@ -39,9 +39,10 @@ import org.postgresql.replication.PGReplicationStream;
  *       stream of a slot, timed from its first message to the commit; pgetl (stopped during the
  *       insert, then started) delivers it to the destination, timed from the first insert event to
  *       the last; both with protocol 1;
- *   <li><b>latency</b>: single-row inserts on an idle running pipeline, read at once by pgetl and
- *       by a raw pgjdbc reader of a second slot; from sending the INSERT to the raw reader seeing
- *       its commit, and to the event reaching pgetl's destination;
+ *   <li><b>latency</b>: single-row inserts on an idle running pipeline, each after a random idle
+ *       gap of 0 to 500 ms, read at once by pgetl and by a raw pgjdbc reader of a second slot; from
+ *       sending the INSERT to the raw reader seeing its commit, and to the event reaching pgetl's
+ *       destination;
  *   <li><b>large transaction</b>: one transaction of 500k inserts written while the pipeline runs,
  *       with protocol 1 ({@code pgoutputStreaming(false)}) and with streaming, timed from the
  *       statement's commit returning on the client to the first and to the last insert event at the
@@ -60,6 +61,13 @@ public final class EndToEndBenchmark {
   private static final int COPY_ROWS = 1_000_000;
   private static final int STREAM_ROWS = 500_000;
   private static final int LATENCY_SAMPLES = 300;
+
+  /** The longest idle gap before each latency insert, in ms (0 sends them back to back). */
+  private static final int LATENCY_MAX_GAP_MS = Integer.getInteger("pgetl.bench.maxGapMs", 500);
+
+  /** The seed of the gaps, printed with the results so that a run can be replayed. */
+  private static final long LATENCY_GAP_SEED = Long.getLong("pgetl.bench.gapSeed", 20260101L);
+
   private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
   private static final boolean LARGE_ONLY = "large".equals(System.getProperty("pgetl.bench.only"));
   private static final boolean COPY_ONLY = "copy".equals(System.getProperty("pgetl.bench.only"));
@@ -125,6 +133,11 @@ public final class EndToEndBenchmark {
               "CREATE TABLE bench_latency (id int8 PRIMARY KEY, v text)",
               "CREATE PUBLICATION pub_stream FOR TABLE bench_latency");
         }
+        System.out.printf(
+            Locale.ROOT,
+            "latency: a random idle gap of 0 to %d ms before each insert (seed %d)%n",
+            LATENCY_MAX_GAP_MS,
+            LATENCY_GAP_SEED);
         for (int r = 0; r < rounds; r++) {
           try (Connection c = connect(pg, "bench")) {
             exec(c, "TRUNCATE bench_latency");
@@ -304,10 +317,12 @@ public final class EndToEndBenchmark {
           median(etlStream) / median(rawStream));
       System.out.printf(
           Locale.ROOT,
-          "latency (single-row insert, %d inserts read by both at once): pgjdbc alone median %.2f"
-              + " ms, p90 %.2f ms; pgetl median %.2f ms, p90 %.2f ms; median difference %+.2f ms;"
-              + " idle pipeline %.1f%% of a core%n",
+          "latency (single-row insert, %d inserts read by both at once, idle gaps of 0 to %d ms,"
+              + " seed %d): pgjdbc alone median %.2f ms, p90 %.2f ms; pgetl median %.2f ms, p90"
+              + " %.2f ms; median difference %+.2f ms; idle pipeline %.1f%% of a core%n",
           LATENCY_SAMPLES,
+          LATENCY_MAX_GAP_MS,
+          LATENCY_GAP_SEED,
           latency[0],
           latency[1],
           latency[2],
@@ -862,13 +877,14 @@ public final class EndToEndBenchmark {
   // ---- latency
 
   /**
-   * Single-row inserts on an idle running pipeline, each read at the same time by pgetl and by a
-   * raw pgjdbc reader of a second slot (a thread blocked in {@code PGReplicationStream.read()}, so
-   * it wakes as the bytes arrive). For each insert, from sending the {@code INSERT} (autocommit) to
-   * the raw reader seeing its {@code COMMIT} message, and to the insert event reaching pgetl's
-   * destination. Returns the raw median, the raw p90, pgetl's median, pgetl's p90 and the median of
-   * the per-insert difference, in milliseconds, and the share of one core this JVM used in 5 s of
-   * the idle running pipeline afterwards.
+   * Single-row inserts on an idle running pipeline, each after a random idle gap of 0 to {@code
+   * pgetl.bench.maxGapMs} (seeded by {@code pgetl.bench.gapSeed}), each read at the same time by
+   * pgetl and by a raw pgjdbc reader of a second slot (a thread blocked in {@code
+   * PGReplicationStream.read()}, so it wakes as the bytes arrive). For each insert, from sending
+   * the {@code INSERT} (autocommit) to the raw reader seeing its {@code COMMIT} message, and to the
+   * insert event reaching pgetl's destination. Returns the raw median, the raw p90, pgetl's median,
+   * pgetl's p90 and the median of the per-insert difference, in milliseconds, and the share of one
+   * core this JVM used in 5 s of the idle running pipeline afterwards.
    */
   private static double[] latency(EmbeddedPostgres pg, PgConnectionConfig source, String id)
       throws Exception {
@@ -922,7 +938,13 @@ public final class EndToEndBenchmark {
           Connection c = connect(pg, "bench")) {
         p.start();
         waitReady(store, 1);
+        java.util.SplittableRandom gaps = new java.util.SplittableRandom(LATENCY_GAP_SEED);
         for (int i = 0; i < LATENCY_SAMPLES + 20; i++) {
+          if (LATENCY_MAX_GAP_MS > 0) {
+            // an idle gap before each insert: the first message after a quiet stream is the case
+            // a poll with a back-off serves worst
+            TimeUnit.MICROSECONDS.sleep(gaps.nextLong(LATENCY_MAX_GAP_MS * 1000L + 1));
+          }
           long before = dest.inserts.get();
           long rawBefore = rawCommits.get();
           long sent = System.nanoTime();

@@ -35,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * by the window, which wakes this thread. Time is read from the environment's ticker only. Each
  * iteration: apply the answers, store progress when due, settle a stop, let the role run its
  * timers, confirm the received position when idle, dispatch when a trigger fires, send a barrier
- * when accepted work waits, then read one message (waiting for data at most a few milliseconds) —
- * or, while intake is paused, keep the status updates going and park until woken.
+ * when accepted work waits, then read one message (waiting in the socket for data: at most 20 ms, 1
+ * ms with writes in flight, so that answers and stops, which cannot cut that wait short, are seen
+ * as soon as before) — or, while intake is paused, keep the status updates going and park until
+ * woken.
  *
  * <p>The changes of a streamed in-progress transaction go to its file in the {@link StreamSpool} as
  * they arrive, undecoded beyond their kind and xid. At its Stream Commit the transaction opens like

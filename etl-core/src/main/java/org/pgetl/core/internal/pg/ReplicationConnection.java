@@ -41,6 +41,7 @@ public final class ReplicationConnection implements AutoCloseable {
   private boolean inSnapshotTransaction;
   private @Nullable ReplicationStream stream;
   private IdleBackoff idleBackoff = IdleBackoff.DEFAULT;
+  private boolean waitOnSocket = true;
 
   ReplicationConnection(Connection connection, String applicationName) {
     this.connection = Objects.requireNonNull(connection, "connection");
@@ -91,6 +92,16 @@ public final class ReplicationConnection implements AutoCloseable {
    */
   void idleBackoff(IdleBackoff backoff) {
     this.idleBackoff = Objects.requireNonNull(backoff, "backoff");
+  }
+
+  /**
+   * Sets whether the streams started from this connection wait for data in a socket read (the
+   * default) or poll with the idle backoff (tests and benchmarks compare the two).
+   *
+   * @param enabled whether to wait on the socket
+   */
+  void waitOnSocket(boolean enabled) {
+    this.waitOnSocket = enabled;
   }
 
   /**
@@ -419,6 +430,7 @@ public final class ReplicationConnection implements AutoCloseable {
               options.feedbackDelay().toNanos(),
               (int) Math.min(Integer.MAX_VALUE, options.closeTimeout().toMillis()),
               idleBackoff,
+              waitOnSocket ? SocketDataWait.of(connection) : null,
               options.ticker());
       return stream;
     } catch (SQLException e) {

@@ -32,21 +32,23 @@ import org.slf4j.LoggerFactory;
  * thread (a destination's acknowledgement): it only records the LSN, and the owner passes it to the
  * server at its next status update.
  *
- * <h2>Why it polls</h2>
+ * <h2>How it waits</h2>
  *
  * pgjdbc offers no readiness notification: {@link PGReplicationStream#read()} blocks until a
- * message arrives (so the owner could not send status updates, watch for shutdown or pause while
- * waiting), and {@link PGReplicationStream#readPending()} returns null when nothing is pending. In
- * replication mode pgjdbc implements "pending?" as a socket read with a 1 ms timeout, so an idle
- * {@code readPending()} already waits about 1.1 ms in the kernel and wakes as soon as bytes arrive.
- * On top of that, {@link #readNext(long)} parks with an {@link IdleBackoff} (by default three free
- * rounds, then 20 µs doubling up to 1 ms, reset by any message), never past the caller's bound.
- * Measured on a 2-vCPU machine with PostgreSQL 17, under load from other builds: an idle owner
- * costs about 2.5 to 3% of one core with the default backoff (3.5 to 4% when it never parks, 1.5%
- * with parks of up to 5 ms); pgjdbc's poll dominates (two {@code setsockopt} calls, a {@code poll}
- * and a {@code SocketTimeoutException} per round). A single-row insert committed on another
- * connection arrives a median 0.15 ms after its COMMIT returned (p90 about 1 ms), about 1.5 to 3 ms
- * after the INSERT was sent.
+ * message arrives with no bound (so the owner could not send status updates, watch for shutdown or
+ * pause while waiting), and {@link PGReplicationStream#readPending()} returns null when nothing is
+ * pending, after asking the socket with a 1 ms timeout. So {@link #readNext(long)} waits for the
+ * server's next bytes itself, through a {@link DataWait}: a socket read with a timeout that peeks
+ * one byte and consumes nothing ({@link SocketDataWait}), bounded by the caller's bound and by the
+ * next status update that falls due, then reads the message with {@code readPending()}, which finds
+ * its bytes buffered. The owner sleeps in the kernel and wakes as the bytes arrive; an idle owner
+ * wakes once per bound (20 ms in the apply loop). Measured on a 2-vCPU machine with PostgreSQL 17:
+ * an idle owner costs about 0.2% of one core (4.4% polling {@code readPending()} back to back, 2 to
+ * 3% with the earlier back-off), and a single-row insert arrives as soon as a raw reader blocked in
+ * {@code read()} sees it, also after an idle gap. Without a socket wait (a pgjdbc whose internals
+ * differ, or a test's stand-in) it polls {@code readPending()} and parks with an {@link
+ * IdleBackoff} (three free rounds, then 20 µs doubling up to 1 ms, reset by any message), never
+ * past the caller's bound; a message that arrives during a park then waits for its end.
  *
  * <h2>Status updates</h2>
  *
@@ -71,6 +73,7 @@ public final class ReplicationStream implements MessageSource {
   private final long feedbackDelayNanos;
   private final int closeTimeoutMillis;
   private final IdleBackoff backoff;
+  private final @Nullable DataWait dataWait;
   private final Ticker ticker;
   private final LongConsumer parker;
 
@@ -97,6 +100,7 @@ public final class ReplicationStream implements MessageSource {
       long feedbackDelayNanos,
       int closeTimeoutMillis,
       IdleBackoff backoff,
+      @Nullable DataWait dataWait,
       Ticker ticker,
       LongConsumer parker) {
     this.stream = Objects.requireNonNull(stream, "stream");
@@ -106,6 +110,7 @@ public final class ReplicationStream implements MessageSource {
     this.feedbackDelayNanos = feedbackDelayNanos;
     this.closeTimeoutMillis = closeTimeoutMillis;
     this.backoff = Objects.requireNonNull(backoff, "backoff");
+    this.dataWait = dataWait;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.parker = parker;
     this.lastReceived = startLsn.value();
@@ -126,6 +131,7 @@ public final class ReplicationStream implements MessageSource {
       long feedbackDelayNanos,
       int closeTimeoutMillis,
       IdleBackoff backoff,
+      @Nullable DataWait dataWait,
       Ticker ticker) {
     return new ReplicationStream(
         stream,
@@ -136,6 +142,7 @@ public final class ReplicationStream implements MessageSource {
         feedbackDelayNanos,
         closeTimeoutMillis,
         backoff,
+        dataWait,
         ticker,
         LockSupport::parkNanos);
   }
@@ -143,7 +150,8 @@ public final class ReplicationStream implements MessageSource {
   /**
    * Returns the next {@code XLogData} payload (a {@code pgoutput} message), or null when none
    * arrived within {@code maxWaitNanos}. Also processes keepalives and sends status updates that
-   * are due. Never blocks much longer than the bound: at most one pgjdbc poll (about 1 ms) past it.
+   * are due. Never blocks much longer than the bound: at most about 1 ms past it (the socket
+   * timeout's resolution, or one pgjdbc poll).
    *
    * @param maxWaitNanos the longest to wait, in nanoseconds; 0 checks once
    * @return the payload, positioned at the message's first byte, or null
@@ -155,8 +163,24 @@ public final class ReplicationStream implements MessageSource {
     checkOpen();
     long entered = ticker.nanoTime();
     long deadline = entered + Math.max(0, maxWaitNanos);
+    boolean waitOnData = dataWait != null && maxWaitNanos > 0;
     boolean foundNothing = false;
+    long now = entered;
     while (true) {
+      if (waitOnData) {
+        sendStatusIfDue(now);
+        long remaining = deadline - now;
+        if (remaining <= 0) {
+          return null;
+        }
+        // sleep in the kernel until bytes come, the bound, or the next status update is due
+        long wait = Math.min(remaining, Math.max(1, nanosUntilStatusDue(now)));
+        if (!Objects.requireNonNull(dataWait).awaitData(wait)) {
+          foundNothing = true;
+          now = ticker.nanoTime();
+          continue;
+        }
+      }
       ByteBuffer buf;
       try {
         buf = stream.readPending();
@@ -173,7 +197,7 @@ public final class ReplicationStream implements MessageSource {
       if (Long.compareUnsigned(seen, lastReceived) > 0) {
         lastReceived = seen;
       }
-      long now = ticker.nanoTime();
+      now = ticker.nanoTime();
       if (buf != null) {
         lastMessageLsn = seen;
         // a poll that found nothing, or one that waited in the kernel until bytes came
@@ -182,7 +206,11 @@ public final class ReplicationStream implements MessageSource {
         sendStatusIfDue(now);
         return buf;
       }
+      // nothing, or a keepalive (which the wait woke for)
       foundNothing = true;
+      if (waitOnData) {
+        continue;
+      }
       sendStatusIfDue(now);
       long remaining = deadline - now;
       if (remaining <= 0) {
@@ -198,6 +226,15 @@ public final class ReplicationStream implements MessageSource {
         parker.accept(Math.min(park, remaining));
       }
     }
+  }
+
+  /** Returns the time until the next status update is due: periodic, or a flush to report. */
+  private long nanosUntilStatusDue(long now) {
+    long due = lastStatusSentNanos + statusIntervalNanos;
+    if (feedbackPending || flushRequested.get() != flushGivenToDriver) {
+      due = Math.min(due, lastStatusSentNanos + feedbackDelayNanos);
+    }
+    return due - now;
   }
 
   @Override

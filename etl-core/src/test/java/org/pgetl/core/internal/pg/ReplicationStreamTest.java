@@ -153,8 +153,84 @@ class ReplicationStreamTest {
         feedbackDelayMs * MS,
         1000,
         IdleBackoff.DEFAULT,
+        null,
         clock,
         clock::park);
+  }
+
+  /** A socket wait over the script: data is there when a step is, else the clock moves on. */
+  private final List<Long> dataWaits = new ArrayList<>();
+
+  private int polls;
+
+  private ReplicationStream waitingOnData(long statusIntervalMs, long feedbackDelayMs) {
+    return new ReplicationStream(
+        pg,
+        null,
+        "slot_a",
+        Lsn.of(0x1000),
+        statusIntervalMs * MS,
+        feedbackDelayMs * MS,
+        1000,
+        IdleBackoff.DEFAULT,
+        nanos -> {
+          dataWaits.add(nanos);
+          if (!pg.script.isEmpty()) {
+            return true;
+          }
+          clock.now += nanos;
+          return false;
+        },
+        clock,
+        nanos -> polls++);
+  }
+
+  @Test
+  void idleReadWaitsOnTheSocketNotInPolls() {
+    ReplicationStream s = waitingOnData(10_000, 100);
+    long start = clock.now;
+    assertThat(s.readNext(20 * MS)).isNull();
+    // one wait for the whole bound: no pgjdbc poll, no park
+    assertThat(dataWaits).containsExactly(20 * MS);
+    assertThat(clock.now - start).isEqualTo(20 * MS);
+    assertThat(polls).isZero();
+    assertThat(pg.statusSent).isEmpty();
+  }
+
+  @Test
+  void dataEndsTheWaitAndTheMessageCountsAsWaitedFor() {
+    ReplicationStream s = waitingOnData(10_000, 100);
+    assertThat(s.readNext(20 * MS)).isNull();
+    pg.keepalive(0x1800); // wakes the wait, but is no message: the wait goes on
+    pg.message(0x2000);
+    assertThat(s.readNext(20 * MS)).isNotNull();
+    assertThat(s.lastMessageLsn()).isEqualTo(Lsn.of(0x2000));
+    assertThat(s.lastReceivedLsn()).isEqualTo(Lsn.of(0x2000));
+    assertThat(s.lastReadWaited()).isTrue();
+    // a read that must not wait checks once, as before
+    pg.message(0x2100);
+    assertThat(s.readNext(0)).isNotNull();
+    assertThat(s.lastReadWaited()).isFalse();
+  }
+
+  @Test
+  void socketWaitEndsWhenAStatusUpdateIsDue() {
+    ReplicationStream s = waitingOnData(1_000, 100);
+    assertThat(s.readNext(2_500 * MS)).isNull();
+    assertThat(pg.statusSent).hasSize(2);
+    assertThat(dataWaits).containsExactly(1_000 * MS, 1_000 * MS, 500 * MS);
+  }
+
+  @Test
+  void socketWaitEndsWhenAFlushAdvanceIsDueToBeReported() {
+    ReplicationStream s = waitingOnData(10_000, 100);
+    clock.now += 40 * MS;
+    s.advanceFlushed(Lsn.of(0x6000));
+    assertThat(s.readNext(400 * MS)).isNull();
+    // reported after the feedback delay, not at the end of the read's bound
+    assertThat(dataWaits).containsExactly(60 * MS, 340 * MS);
+    assertThat(pg.statusSent).hasSize(1);
+    assertThat(pg.statusSent.get(0)[1]).isEqualTo(0x6000);
   }
 
   @Test
