@@ -49,8 +49,8 @@ import org.postgresql.replication.PGReplicationStream;
  *       destination; the peak heap after a garbage collection is noted during each.
  * </ul>
  *
- * <p>Run: {@code mvn -B -q -pl etl-core -am -Pjmh package -DskipTests} then {@code java -cp
- * etl-core/target/etl-core-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}. {@code
+ * <p>Run: {@code mvn -B -q -pl etl-benchmarks -am package -DskipTests} then {@code java -cp
+ * etl-benchmarks/target/pgetl-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}. {@code
  * -Dpgetl.bench.only=large} runs the large-transaction section alone, {@code
  * -Dpgetl.bench.only=latency} the latency section alone (once per round), {@code
  * -Dpgetl.bench.largeRows=5000000} changes its size, {@code -Dpgetl.bench.decodingWorkMem=8MB} the

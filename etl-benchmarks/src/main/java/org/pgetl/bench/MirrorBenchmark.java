@@ -56,8 +56,9 @@ import org.pgetl.testkit.EmbeddedPostgres;
  * round; the other side stays connected, so its walsender decodes (and filters out) the same WAL in
  * both cases.
  *
- * <p>Run: {@code mvn -B -pl etl-examples -am -Pbench verify -DskipTests -Dbench.args="<copy rows>
- * <large tx rows> <pgbench transactions> <rounds>"} (default {@code "500000 200000 8000 3"}).
+ * <p>Run, after {@code mvn -B -q -pl etl-benchmarks -am package -DskipTests}: {@code java -cp
+ * etl-benchmarks/target/pgetl-benchmarks.jar org.pgetl.bench.MirrorBenchmark [copyRows largeTxRows
+ * pgbenchTransactions rounds]} (default {@code 500000 200000 8000 3}).
  */
 public final class MirrorBenchmark {
   private static final String ROW_VALUES =

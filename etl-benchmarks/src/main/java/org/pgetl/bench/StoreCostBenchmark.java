@@ -33,9 +33,9 @@ import org.pgetl.testkit.EmbeddedPostgres;
  *       the first event to the last (the store's cost while streaming alone).
  * </ul>
  *
- * Rounds alternate which store goes first. Run: {@code mvn -B -pl etl-postgres-store -am
- * -Pstore-bench verify -DskipTests -Dstore.bench.args="<rows> <streamed> <rounds>"} (default {@code
- * 1000000 500000 3}).
+ * Rounds alternate which store goes first. Run, after {@code mvn -B -q -pl etl-benchmarks -am
+ * package -DskipTests}: {@code java -cp etl-benchmarks/target/pgetl-benchmarks.jar
+ * org.pgetl.bench.StoreCostBenchmark [rows streamed rounds]} (default {@code 1000000 500000 3}).
  */
 public final class StoreCostBenchmark {
   private static final String ROW_VALUES =

@@ -30,7 +30,7 @@ import org.pgetl.testkit.TestDatabase;
  * An in-JVM Kafka broker (KRaft) and Connect cluster for the connector's ITs, Kafka's own {@code
  * EmbeddedConnectCluster}, plus a reader that turns the topics back into table contents.
  */
-final class ConnectHarness {
+public final class ConnectHarness {
   static final Duration WAIT = Duration.ofSeconds(120);
 
   private ConnectHarness() {}
@@ -44,7 +44,7 @@ final class ConnectHarness {
    * Starts a broker and {@code workers} distributed workers with JSON converters, plus {@code
    * extra} worker properties.
    */
-  static EmbeddedConnectCluster start(String name, int workers, Map<String, String> extra) {
+  public static EmbeddedConnectCluster start(String name, int workers, Map<String, String> extra) {
     Map<String, String> props = new HashMap<>();
     // the connector is on the class path with a service manifest: no reflective scan
     props.put(WorkerConfig.PLUGIN_DISCOVERY_CONFIG, "service_load");
@@ -70,7 +70,7 @@ final class ConnectHarness {
    * replication defaults to 3, and without these a transactional producer (exactly-once source
    * tasks, the worker's own) never finishes {@code initTransactions} on a one-broker cluster.
    */
-  static Properties oneBroker() {
+  public static Properties oneBroker() {
     Properties broker = new Properties();
     broker.put("transaction.state.log.replication.factor", "1");
     broker.put("transaction.state.log.min.isr", "1");

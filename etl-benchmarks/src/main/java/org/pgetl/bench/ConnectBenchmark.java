@@ -1,4 +1,4 @@
-package org.pgetl.kafka.connect;
+package org.pgetl.bench;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -12,11 +12,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -25,6 +28,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.connect.runtime.ConnectorConfig;
 import org.apache.kafka.connect.util.clusters.EmbeddedConnectCluster;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.kafka.connect.ConnectHarness;
+import org.pgetl.kafka.connect.PgetlConnectorConfig;
+import org.pgetl.kafka.connect.PgetlSourceConnector;
 import org.pgetl.testkit.EmbeddedPostgres;
 
 /**
@@ -56,9 +62,9 @@ import org.pgetl.testkit.EmbeddedPostgres;
  * read_committed} readers.
  *
  * <p>Both connectors use the worker's JSON converters with schemas and Connect's default producer
- * settings. Run: {@code mvn -B -pl etl-kafka-connect -am -Pbench verify -DskipTests} (the {@code
- * bench} profile adds Debezium's connector and runs this class; {@code -Dbench.args="copyRows
- * streamRows rounds converter mode"} sizes it).
+ * settings. Run, after {@code mvn -B -q -pl etl-benchmarks -am package -DskipTests}: {@code java
+ * -cp etl-benchmarks/target/pgetl-benchmarks.jar org.pgetl.bench.ConnectBenchmark [copyRows
+ * streamRows rounds converter mode]}.
  */
 public final class ConnectBenchmark {
   static final String DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector";
@@ -200,7 +206,7 @@ public final class ConnectBenchmark {
             median(rawStream));
         if (!debezium) {
           System.out.println(
-              "Debezium's connector is not on the class path: run with -Pbench to compare");
+              "Debezium's connector is not on the class path: pgetl against the producer alone");
         }
       } finally {
         cluster.stop();
@@ -280,6 +286,8 @@ public final class ConnectBenchmark {
    * their bytes again into a fresh topic with a source task's producer settings: rows per second
    * from the first send to the last record read back.
    */
+  // a send's failure is kept by its callback and thrown after the flush
+  @SuppressWarnings("FutureReturnValueIgnored")
   private static double produce(
       EmbeddedConnectCluster cluster, String name, String source, int rows) {
     List<byte[][]> records = readBack(cluster, source, rows);
@@ -311,7 +319,14 @@ public final class ConnectBenchmark {
       if (exactlyOnce) {
         producer.beginTransaction();
       }
-      producer.send(new ProducerRecord<>(topic, warmUp[0], warmUp[1]));
+      AtomicReference<@Nullable Exception> failure = new AtomicReference<>();
+      Callback keepFailure =
+          (metadata, e) -> {
+            if (e != null) {
+              failure.compareAndSet(null, e);
+            }
+          };
+      producer.send(new ProducerRecord<>(topic, warmUp[0], warmUp[1]), keepFailure);
       if (exactlyOnce) {
         producer.commitTransaction();
       }
@@ -323,7 +338,7 @@ public final class ConnectBenchmark {
         if (exactlyOnce && inTransaction == 0) {
           producer.beginTransaction();
         }
-        producer.send(new ProducerRecord<>(topic, r[0], r[1]));
+        producer.send(new ProducerRecord<>(topic, r[0], r[1]), keepFailure);
         if (exactlyOnce && ++inTransaction == PRODUCER_COMMIT_RECORDS) {
           producer.commitTransaction();
           inTransaction = 0;
@@ -334,6 +349,10 @@ public final class ConnectBenchmark {
       }
       producer.flush();
       long sent = System.nanoTime();
+      Exception failed = failure.get();
+      if (failed != null) {
+        throw new IllegalStateException(name + ": a send failed", failed);
+      }
       counter.awaitAtLeast(rows + 1L);
       System.out.printf(Locale.ROOT, "%s: sent in %.2f s%n", name, (sent - start) / 1e9);
       long end = System.nanoTime();
@@ -603,7 +622,7 @@ public final class ConnectBenchmark {
 
     @Override
     public void close() {
-      consumer.close(Duration.ofSeconds(5));
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
 }
