@@ -21,6 +21,7 @@ import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.destination.duckdb.DuckDbCatalog.Table;
+import org.pgetl.destination.internal.CopyFinish;
 import org.pgetl.destination.internal.ErrorText;
 import org.pgetl.destination.internal.SerialWriter;
 import org.pgetl.error.ErrorKind;
@@ -307,21 +308,7 @@ public final class DuckDbDestination implements Destination {
       return; // no drop recorded (a file written before attempts were kept): nothing to check
     }
     long stored = catalog.finishAttempt(schema.id(), finish);
-    if (stored != finish.batches()) {
-      throw new EtlException(
-          ErrorKind.DESTINATION_ERROR,
-          "the copy of table "
-              + schema.name()
-              + " (attempt "
-              + finish.attemptId()
-              + ") ends with "
-              + finish.batches()
-              + " batches, but DuckDB file "
-              + file
-              + " stored "
-              + stored,
-          "a batch that the engine counts is not in the file");
-    }
+    CopyFinish.requireAllBatches(schema.name(), finish, stored, "DuckDB file " + file, "file");
   }
 
   /** Tells whether a write comes from the catch-up stream of an attempt a later drop abandoned. */

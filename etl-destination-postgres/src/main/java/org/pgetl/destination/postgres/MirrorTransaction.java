@@ -10,10 +10,9 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.internal.CopyFinish;
 import org.pgetl.destination.postgres.MirrorCatalog.Staged;
 import org.pgetl.destination.postgres.MirrorCatalog.Table;
-import org.pgetl.error.ErrorKind;
-import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.ReplicatedTableSchema;
@@ -126,21 +125,8 @@ final class MirrorTransaction {
       return; // no drop recorded (a mirror written before attempts were kept): nothing to check
     }
     long stored = catalog.finishAttempt(conn, schema.id(), finish);
-    if (stored != finish.batches()) {
-      throw new EtlException(
-          ErrorKind.DESTINATION_ERROR,
-          "the copy of table "
-              + schema.name()
-              + " (attempt "
-              + finish.attemptId()
-              + ") ends with "
-              + finish.batches()
-              + " batches, but the mirror in "
-              + target
-              + " stored "
-              + stored,
-          "a batch that the engine counts is not in the mirror");
-    }
+    CopyFinish.requireAllBatches(
+        schema.name(), finish, stored, "the mirror in " + target, "mirror");
   }
 
   // --- events
