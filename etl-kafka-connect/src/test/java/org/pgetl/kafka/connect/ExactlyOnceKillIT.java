@@ -21,12 +21,17 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.util.clusters.EmbeddedKafkaCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.pgetl.model.EventSequenceKey;
+import org.pgetl.model.Lsn;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
 
@@ -37,16 +42,15 @@ import org.pgetl.testkit.WithPostgres;
  * transaction.boundary=connector}) a {@code read_committed} consumer sees every row exactly once;
  * without it, no row is missing and the duplicates stay within the bound {@code
  * docs/kafka-connect.md} states: the rows of the interrupted copy, and the stream's records Kafka
- * took after Connect's last offset commit.
+ * took after Connect's last offset commit. That commit is read back from the workers' offsets topic
+ * once the worker is dead, and the bound counts the records whose position ({@code
+ * source.commit_lsn}, {@code source.tx_ordinal}) lies beyond it.
  */
 @WithPostgres
 @Timeout(240)
 class ExactlyOnceKillIT {
   private static final int COPY_ROWS = 60_000;
   private static final int STREAM_ROWS = 12_000;
-  // what the stream's duplicates may reach without exactly-once: the records that arrived within
-  // this time before the kill (offset.flush.interval.ms of the workers is one second)
-  private static final Duration OFFSET_LAG = Duration.ofSeconds(5);
 
   private static EmbeddedKafkaCluster kafka;
 
@@ -168,11 +172,15 @@ class ExactlyOnceKillIT {
       long atKill = all.records(eventsTopic);
       // the pipeline streams: part of the rows are in the topic
       assertThat(atKill).isLessThan(STREAM_ROWS);
-      long bound = atKill - all.recordsAt(eventsTopic, System.nanoTime() - OFFSET_LAG.toNanos());
       workers.get(1).kill();
+      // everything the dead worker sent, against the last offset Connect committed for it
+      await().atMost(ConnectHarness.WAIT).until(() -> all.poll().atEnd());
+      EventSequenceKey committedOffset = lastApplyOffset(group + "-offsets", mode);
+      long bound = all.recordsAfter(eventsTopic, committedOffset);
       System.out.printf(
-          "%s: worker killed while streaming with %d of %d rows in the topic%n",
-          mode, atKill, STREAM_ROWS);
+          "%s: worker killed while streaming with %d of %d rows in the topic; Connect's last"
+              + " offset commit %s, %d records after it%n",
+          mode, atKill, STREAM_ROWS, committedOffset, bound);
 
       workers.add(startWorker(group, worker, logs.resolve(mode + "-3.log")));
       writer.get();
@@ -218,11 +226,57 @@ class ExactlyOnceKillIT {
     return w;
   }
 
+  /**
+   * The last apply-stream offset the workers committed for a pipeline, read from their offsets
+   * topic; position zero when none was committed.
+   */
+  private static EventSequenceKey lastApplyOffset(String offsetsTopic, String pipelineId) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    EventSequenceKey last = new EventSequenceKey(Lsn.ZERO, 0);
+    try (JsonConverter json = new JsonConverter();
+        KafkaConsumer<byte[], byte[]> consumer =
+            new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      json.configure(Map.of("schemas.enable", "false", "converter.type", "key"));
+      List<TopicPartition> partitions =
+          consumer.partitionsFor(offsetsTopic).stream()
+              .map(p -> new TopicPartition(p.topic(), p.partition()))
+              .toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          // key: [connector, partition]; the apply stream's partition names no table
+          if (r.value() == null
+              || !(json.toConnectData(offsetsTopic, r.key()).value() instanceof List<?> key)
+              || key.size() != 2
+              || !(key.get(1) instanceof Map<?, ?> partition)
+              || !pipelineId.equals(partition.get("pipeline"))
+              || partition.containsKey("table")) {
+            continue;
+          }
+          @SuppressWarnings("unchecked")
+          Map<String, Object> offset =
+              (Map<String, Object>) json.toConnectData(offsetsTopic, r.value()).value();
+          EventSequenceKey position = ConnectDestination.position(offset);
+          if (position != null && position.compareTo(last) > 0) {
+            last = position;
+          }
+        }
+      }
+    }
+    return last;
+  }
+
   /** Reads a connector's topics from their start and counts the records per key. */
   private static final class Reader implements AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final Map<String, Map<String, Integer>> perKey = new HashMap<>();
-    private final Map<String, List<long[]>> history = new HashMap<>();
+    private final Map<String, List<EventSequenceKey>> positions = new HashMap<>();
+    private final JsonConverter json = new JsonConverter();
 
     Reader(EmbeddedKafkaCluster kafka, String prefix, String isolation) {
       Map<String, Object> props = new HashMap<>();
@@ -235,6 +289,7 @@ class ExactlyOnceKillIT {
       consumer =
           new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
       consumer.subscribe(Pattern.compile(Pattern.quote(prefix + ".public.") + ".*"));
+      json.configure(Map.of("schemas.enable", "true", "converter.type", "value"));
     }
 
     Reader poll() {
@@ -245,13 +300,15 @@ class ExactlyOnceKillIT {
         perKey
             .computeIfAbsent(r.topic(), t -> new HashMap<>())
             .merge(new String(r.key(), StandardCharsets.UTF_8), 1, Integer::sum);
+        Struct source =
+            ((Struct) json.toConnectData(r.topic(), r.value()).value()).getStruct("source");
+        Long commitLsn = source.getInt64("commit_lsn");
+        if (commitLsn != null) {
+          positions
+              .computeIfAbsent(r.topic(), t -> new ArrayList<>())
+              .add(new EventSequenceKey(Lsn.of(commitLsn), source.getInt64("tx_ordinal")));
+        }
       }
-      long now = System.nanoTime();
-      perKey.forEach(
-          (topic, keys) ->
-              history
-                  .computeIfAbsent(topic, t -> new ArrayList<>())
-                  .add(new long[] {now, records(topic)}));
       return this;
     }
 
@@ -271,15 +328,11 @@ class ExactlyOnceKillIT {
       return perKey.getOrDefault(topic, Map.of()).size();
     }
 
-    /** The records the topic held at a past time, as this reader saw them. */
-    long recordsAt(String topic, long nanoTime) {
-      long n = 0;
-      for (long[] h : history.getOrDefault(topic, List.of())) {
-        if (h[0] <= nanoTime) {
-          n = h[1];
-        }
-      }
-      return n;
+    /** The stream records of a topic whose position lies beyond {@code committed}. */
+    long recordsAfter(String topic, EventSequenceKey committed) {
+      return positions.getOrDefault(topic, List.of()).stream()
+          .filter(p -> p.compareTo(committed) > 0)
+          .count();
     }
 
     TopicCounts counts(String topic, int rows) {
@@ -291,6 +344,7 @@ class ExactlyOnceKillIT {
     @Override
     public void close() {
       consumer.close(Duration.ofSeconds(5));
+      json.close();
     }
   }
 }
