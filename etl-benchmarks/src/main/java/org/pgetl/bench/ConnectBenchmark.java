@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -387,7 +388,7 @@ public final class ConnectBenchmark {
     try (Counter counter = new Counter(cluster, topic)) {
       long start = System.nanoTime();
       cluster.configureConnector(name, props);
-      if (!counter.awaitAtLeast(rows, RUN_LIMIT)) {
+      if (!counter.await(() -> counter.count, rows, RUN_LIMIT)) {
         return stalled(cluster, name, counter, rows);
       }
       long end = System.nanoTime();
@@ -441,7 +442,7 @@ public final class ConnectBenchmark {
       counter.firstAt = 0;
       long start = System.nanoTime();
       cluster.resumeConnector(name);
-      if (!counter.awaitRows(rows, RUN_LIMIT)) {
+      if (!counter.await(() -> counter.rowCount, rows, RUN_LIMIT)) {
         return stalled(cluster, name, counter, rows);
       }
       long end = System.nanoTime();
@@ -591,27 +592,18 @@ public final class ConnectBenchmark {
     }
 
     void awaitAtLeast(long n) {
-      if (!awaitAtLeast(n, Duration.ofMinutes(20))) {
+      if (!await(() -> count, n, Duration.ofMinutes(20))) {
         throw new IllegalStateException("only " + count + " of " + n + " records arrived");
       }
     }
 
-    /** Whether {@code n} records with a non-marker key arrived within {@code limit}. */
-    boolean awaitRows(long n, Duration limit) {
+    /**
+     * Polls until {@code counter} (this reader's {@code count} or {@code rowCount}) reaches {@code
+     * n}; whether it did within {@code limit}.
+     */
+    boolean await(LongSupplier counter, long n, Duration limit) {
       long deadline = System.nanoTime() + limit.toNanos();
-      while (rowCount < n) {
-        poll(Duration.ofMillis(100));
-        if (System.nanoTime() > deadline) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    /** Whether {@code n} records arrived within {@code limit}. */
-    boolean awaitAtLeast(long n, Duration limit) {
-      long deadline = System.nanoTime() + limit.toNanos();
-      while (count < n) {
+      while (counter.getAsLong() < n) {
         poll(Duration.ofMillis(100));
         if (System.nanoTime() > deadline) {
           return false;

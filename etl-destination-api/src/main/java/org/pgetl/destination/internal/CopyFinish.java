@@ -1,16 +1,32 @@
 package org.pgetl.destination.internal;
 
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.TableName;
 
 /**
- * The check a destination that records its copy batches makes at a copy's {@code Finish}: every
- * batch the engine counts must be stored, or the copy is not whole.
+ * The checks a destination that records its copy attempts and batches makes: whether a copy write
+ * belongs to an abandoned attempt, and, at a copy's {@code Finish}, that every batch the engine
+ * counts is stored, or the copy is not whole.
  */
 public final class CopyFinish {
   private CopyFinish() {}
+
+  /**
+   * Tells whether a copy write of {@code attemptId} belongs to an attempt a later drop abandoned:
+   * the destination records another attempt as the table's current one. Such a write is skipped.
+   *
+   * @param current the table's current attempt as the destination records it; null when it records
+   *     none (a destination written before attempts were kept), which abandons nothing
+   * @param attemptId the attempt the write belongs to
+   * @return true if the write must be skipped
+   */
+  public static boolean isAbandoned(@Nullable UUID current, UUID attemptId) {
+    return current != null && !current.equals(attemptId);
+  }
 
   /**
    * Throws unless the destination stored as many batches of the attempt as the {@code Finish}

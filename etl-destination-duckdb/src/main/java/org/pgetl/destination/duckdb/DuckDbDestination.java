@@ -274,7 +274,7 @@ public final class DuckDbDestination implements Destination {
   private void copyBatch(ReplicatedTableSchema schema, TableCopyWrite.Batch batch)
       throws SQLException {
     UUID current = catalog.currentAttempt(schema.id());
-    if (current != null && !current.equals(batch.id().attemptId())) {
+    if (CopyFinish.isAbandoned(current, batch.id().attemptId())) {
       log.debug(
           "copy batch {} of table {} belongs to an abandoned attempt (the current one is {}):"
               + " skipped",
@@ -295,7 +295,7 @@ public final class DuckDbDestination implements Destination {
   private void finish(ReplicatedTableSchema schema, TableCopyWrite.Finish finish)
       throws SQLException {
     UUID current = catalog.currentAttempt(schema.id());
-    if (current != null && !current.equals(finish.attemptId())) {
+    if (CopyFinish.isAbandoned(current, finish.attemptId())) {
       log.debug(
           "copy Finish of table {} ends abandoned attempt {} (the current one is {}): ignored",
           schema.name(),

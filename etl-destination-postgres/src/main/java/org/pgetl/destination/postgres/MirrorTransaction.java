@@ -88,7 +88,7 @@ final class MirrorTransaction {
    */
   void copyBatch(ReplicatedTableSchema schema, TableCopyWrite.Batch batch) throws SQLException {
     UUID current = catalog.lockAttempt(conn, schema.id(), false);
-    if (current != null && !current.equals(batch.id().attemptId())) {
+    if (CopyFinish.isAbandoned(current, batch.id().attemptId())) {
       log.debug(
           "copy batch {} of table {} belongs to an abandoned attempt (the current one is {}):"
               + " skipped",
@@ -112,7 +112,7 @@ final class MirrorTransaction {
    */
   void finish(ReplicatedTableSchema schema, TableCopyWrite.Finish finish) throws SQLException {
     UUID current = catalog.lockAttempt(conn, schema.id(), true);
-    if (current != null && !current.equals(finish.attemptId())) {
+    if (CopyFinish.isAbandoned(current, finish.attemptId())) {
       log.debug(
           "copy Finish of table {} ends abandoned attempt {} (the current one is {}): ignored",
           schema.name(),
