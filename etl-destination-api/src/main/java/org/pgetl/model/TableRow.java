@@ -1,6 +1,9 @@
 package org.pgetl.model;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -11,6 +14,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.destination.internal.WireDecoder;
+import org.pgetl.destination.internal.WireRows;
 
 /**
  * The values of one row, in the order of {@link ReplicatedTableSchema#columns()}.
@@ -19,16 +24,73 @@ import org.jspecify.annotations.Nullable;
  * {@code Long} for {@code int8}, {@link PgNumeric} for {@code numeric}, {@link Instant} for {@code
  * timestamptz}), or null for SQL NULL. The typed getters cast and say which column did not match.
  * Immutable and safe to share between threads.
+ *
+ * <h2>Rows decoded when read</h2>
+ *
+ * The rows the engine hands out (copied rows and the rows of change events) keep the bytes
+ * PostgreSQL sent and decode a value only when it is first read ({@link #get}, a typed getter,
+ * {@link #values()}, {@link #equals}); the value is then kept, so each is decoded at most once and
+ * every reader gets the same instance. {@link #isNull}, {@link #size}, {@link #wireFormat} and
+ * {@link #wireValue} never decode. A destination that passes values through in PostgreSQL's own
+ * form (a binary {@code COPY} into PostgreSQL, a text format) reads {@link #wireValue} and never
+ * pays for the Java objects.
+ *
+ * <p>A row owns its bytes: it stays valid for as long as the destination keeps it, after its batch
+ * or event is answered too. It is safe to read from several threads; two threads that read an
+ * unread value at the same moment may both decode it, and both then get the instance that was kept
+ * first. A value that cannot be decoded (which only a pgetl bug or a corrupt server would produce)
+ * throws an {@link org.pgetl.error.EtlException} of kind {@code INVALID_DATA} naming the column,
+ * from the getter that read it.
  */
 // its signatures carry @Nullable of org.jspecify, read at compile time only (requires static)
 @SuppressWarnings("exports")
 public final class TableRow {
+  /**
+   * The form in which PostgreSQL sent a value: its text form (what {@code SELECT} prints with
+   * pgetl's session settings: {@code DateStyle=ISO}, {@code TimeZone=UTC}, {@code
+   * extra_float_digits=3}, {@code bytea_output=hex}, UTF-8) or its binary form (the type's {@code
+   * send} function, as in {@code COPY ... (FORMAT binary)}). See {@link #wireValue(int)}.
+   */
+  public enum WireFormat {
+    /** The type's text form, UTF-8. */
+    TEXT,
+    /** The type's binary form, as its {@code send} function writes it. */
+    BINARY
+  }
+
+  // a value not decoded yet
+  private static final Object UNREAD = new Object();
+  private static final VarHandle VALUE = MethodHandles.arrayElementVarHandle(Object[].class);
+
+  static {
+    WireRows.register(TableRow::new);
+  }
+
+  // the values; for a row of wire bytes, UNREAD until a value is first read
   private final @Nullable Object[] values;
   private final long sizeHintBytes;
+  // a row of wire bytes: the bytes, each value's span in them (WireRows.NULL for NULL), the decoder
+  private final @Nullable Wire wire;
+
+  @SuppressWarnings("ArrayRecordComponent") // internal, never compared
+  private record Wire(byte[] bytes, long[] spans, WireDecoder decoder) {}
 
   private TableRow(@Nullable Object[] values, long sizeHintBytes) {
     this.values = values;
     this.sizeHintBytes = sizeHintBytes;
+    this.wire = null;
+  }
+
+  private TableRow(byte[] wire, long[] spans, WireDecoder decoder, long sizeHintBytes) {
+    @Nullable Object[] v = new Object[spans.length];
+    for (int i = 0; i < spans.length; i++) {
+      if (spans[i] != WireRows.NULL) {
+        v[i] = UNREAD;
+      }
+    }
+    this.values = v;
+    this.sizeHintBytes = sizeHintBytes;
+    this.wire = new Wire(wire, spans, decoder);
   }
 
   /**
@@ -104,7 +166,57 @@ public final class TableRow {
    * @return the value, or null for SQL NULL
    */
   public @Nullable Object get(int index) {
-    return values[index];
+    Wire w = wire;
+    if (w == null) {
+      return values[index];
+    }
+    Object v = VALUE.getAcquire(values, index);
+    return v == UNREAD ? decode(w, index) : v;
+  }
+
+  private @Nullable Object decode(Wire w, int index) {
+    long span = w.spans[index];
+    Object v = w.decoder.decode(index, w.bytes, WireRows.offset(span), WireRows.length(span));
+    Object kept = VALUE.compareAndExchangeRelease(values, index, UNREAD, v);
+    return kept == UNREAD ? v : kept;
+  }
+
+  /**
+   * Returns the form in which PostgreSQL sent a value, when the row still has it: rows the engine
+   * hands out do, rows made from Java values ({@link #of}, {@link #ofList}, {@link #wrap}) do not.
+   * Copied rows carry most values in {@link WireFormat#BINARY} (the text form for types without a
+   * binary decoder); the rows of change events carry {@link WireFormat#TEXT} (pgoutput's text
+   * mode).
+   *
+   * @param index the column index
+   * @return the form, or null when the row has no wire bytes or the value is SQL NULL
+   */
+  public @Nullable WireFormat wireFormat(int index) {
+    Wire w = wire;
+    if (w == null || w.spans[index] == WireRows.NULL) {
+      return null;
+    }
+    return w.decoder.format(index);
+  }
+
+  /**
+   * Returns a value's bytes as PostgreSQL sent them, in {@link #wireFormat(int)}, without decoding
+   * it: a read-only buffer over the row's own bytes, positioned at the value's first byte and
+   * limited after its last, valid for as long as the row. For a pass-through: the binary form goes
+   * into a binary {@code COPY} of the same type as it is (a field's length, then these bytes).
+   *
+   * @param index the column index
+   * @return the bytes, or null when the row has no wire bytes or the value is SQL NULL
+   */
+  public @Nullable ByteBuffer wireValue(int index) {
+    Wire w = wire;
+    if (w == null || w.spans[index] == WireRows.NULL) {
+      return null;
+    }
+    long span = w.spans[index];
+    return ByteBuffer.wrap(w.bytes, WireRows.offset(span), WireRows.length(span))
+        .slice()
+        .asReadOnlyBuffer();
   }
 
   /**
@@ -114,7 +226,8 @@ public final class TableRow {
    * @return whether the value is null
    */
   public boolean isNull(int index) {
-    return values[index] == null;
+    Wire w = wire;
+    return w == null ? values[index] == null : w.spans[index] == WireRows.NULL;
   }
 
   /**
@@ -126,7 +239,7 @@ public final class TableRow {
     return new AbstractList<>() {
       @Override
       public @Nullable Object get(int index) {
-        return values[index];
+        return TableRow.this.get(index);
       }
 
       @Override
@@ -137,7 +250,7 @@ public final class TableRow {
   }
 
   private <T> @Nullable T typed(int index, Class<T> type) {
-    Object v = values[index];
+    Object v = get(index);
     if (v == null) {
       return null;
     }
@@ -340,12 +453,22 @@ public final class TableRow {
   /** Equal when both rows hold equal values (arrays of bytes compared by content). */
   @Override
   public boolean equals(@Nullable Object o) {
-    return o instanceof TableRow other && Arrays.deepEquals(values, other.values);
+    return o instanceof TableRow other && Arrays.deepEquals(other.decodedValues(), decodedValues());
   }
 
   @Override
   public int hashCode() {
-    return Arrays.deepHashCode(values);
+    return Arrays.deepHashCode(decodedValues());
+  }
+
+  // every value decoded: the values array itself once nothing is left unread
+  private @Nullable Object[] decodedValues() {
+    if (wire != null) {
+      for (int i = 0; i < values.length; i++) {
+        get(i);
+      }
+    }
+    return values;
   }
 
   /** Returns the column count only: rows may hold personal data, which must not reach logs. */

@@ -4,6 +4,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.TupleData;
+import org.pgetl.destination.internal.WireRows;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.OldRow;
@@ -11,12 +12,16 @@ import org.pgetl.model.TableRow;
 import org.pgetl.model.UpdatedRow;
 
 /**
- * Turns pgoutput tuple data into the model's rows, decoding each value straight from the message
- * buffer with the column's codec.
+ * Turns pgoutput tuple data into the model's rows. A row keeps the message's bytes and each value's
+ * place in them, and decodes a value with its column's codec when the destination first reads it
+ * ({@link WireRows}); pgoutput's text mode gives every value in text. A partial UPDATE row (an
+ * unchanged TOAST value the old tuple does not hold) is decoded at once.
  */
 final class RowConverter {
   private static final long ROW_OVERHEAD = 16;
   private static final long VALUE_OVERHEAD = 16;
+  // per value of a row over its message: its span, and its slot for the decoded value
+  private static final long SPAN_BYTES = 16;
 
   private RowConverter() {}
 
@@ -31,15 +36,31 @@ final class RowConverter {
   static TableRow full(RelationCache.Entry e, TupleData t, String what) {
     checkWidth(e, t, what);
     int n = t.columnCount();
+    long[] spans = new long[n];
+    long size = ROW_OVERHEAD + SPAN_BYTES * n;
+    for (int i = 0; i < n; i++) {
+      switch (t.kind(i)) {
+        case NULL -> spans[i] = WireRows.NULL;
+        case TEXT -> spans[i] = WireRows.span(t.offset(i), t.length(i));
+        case UNCHANGED_TOAST ->
+            throw new EtlException(
+                ErrorKind.INVALID_DATA,
+                what + " of " + e.schema.name() + " carries an unchanged TOAST value in a full row",
+                "column " + e.schema.columns().get(i).name());
+        default -> {
+          return eagerFull(e, t); // a binary value: pgetl asks for pgoutput's text mode
+        }
+      }
+      size += VALUE_OVERHEAD + Math.max(0, t.length(i));
+    }
+    return WireRows.row(t.buffer(), spans, e.rowDecoder, size);
+  }
+
+  private static TableRow eagerFull(RelationCache.Entry e, TupleData t) {
+    int n = t.columnCount();
     Object[] values = new Object[n];
     long size = ROW_OVERHEAD;
     for (int i = 0; i < n; i++) {
-      if (t.isUnchangedToast(i)) {
-        throw new EtlException(
-            ErrorKind.INVALID_DATA,
-            what + " of " + e.schema.name() + " carries an unchanged TOAST value in a full row",
-            "column " + e.schema.columns().get(i).name());
-      }
       values[i] = value(e, t, i);
       size += VALUE_OVERHEAD + Math.max(0, t.length(i));
     }
@@ -65,6 +86,12 @@ final class RowConverter {
         missingCount++;
       }
     }
+    if (missingCount == 0) {
+      TableRow lazy = lazyUpdated(e, newTuple, oldTuple);
+      if (lazy != null) {
+        return new UpdatedRow.Full(lazy);
+      }
+    }
     int[] missing = new int[missingCount];
     Object[] values = new Object[n - missingCount];
     long size = ROW_OVERHEAD;
@@ -85,6 +112,32 @@ final class RowConverter {
     }
     TableRow row = TableRow.wrap(values, size);
     return missingCount == 0 ? new UpdatedRow.Full(row) : new UpdatedRow.Partial(n, row, missing);
+  }
+
+  /**
+   * Returns an UPDATE's whole new row over the message's bytes, its unchanged TOAST values taken
+   * from the old tuple; null when a value is not in text form.
+   */
+  private static @Nullable TableRow lazyUpdated(
+      RelationCache.Entry e, TupleData newTuple, @Nullable TupleData oldTuple) {
+    int n = newTuple.columnCount();
+    long[] spans = new long[n];
+    long size = ROW_OVERHEAD + SPAN_BYTES * n;
+    for (int i = 0; i < n; i++) {
+      TupleData t = newTuple.isUnchangedToast(i) ? oldTuple : newTuple;
+      if (t == null || t.buffer() != newTuple.buffer()) {
+        return null; // both tuples of one message share its bytes
+      }
+      switch (t.kind(i)) {
+        case NULL -> spans[i] = WireRows.NULL;
+        case TEXT -> spans[i] = WireRows.span(t.offset(i), t.length(i));
+        default -> {
+          return null;
+        }
+      }
+      size += VALUE_OVERHEAD + Math.max(0, t.length(i));
+    }
+    return WireRows.row(newTuple.buffer(), spans, e.rowDecoder, size);
   }
 
   /**
@@ -116,16 +169,32 @@ final class RowConverter {
           // no key columns known: keep every column the server sent
           return new OldRow.Key(full(e, old, what));
         }
-        Object[] key = new Object[idx.length];
-        long size = ROW_OVERHEAD;
-        for (int k = 0; k < idx.length; k++) {
-          key[k] = value(e, old, idx[k]);
-          size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
-        }
-        return new OldRow.Key(TableRow.wrap(key, size));
+        return new OldRow.Key(key(e, old, idx));
       }
       default -> throw new IllegalStateException("unknown old tuple kind " + kind);
     }
+  }
+
+  private static TableRow key(RelationCache.Entry e, TupleData old, int[] idx) {
+    long[] spans = new long[idx.length];
+    long size = ROW_OVERHEAD + SPAN_BYTES * idx.length;
+    boolean text = true;
+    for (int k = 0; k < idx.length && text; k++) {
+      switch (old.kind(idx[k])) {
+        case NULL -> spans[k] = WireRows.NULL;
+        case TEXT -> spans[k] = WireRows.span(old.offset(idx[k]), old.length(idx[k]));
+        default -> text = false;
+      }
+      size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
+    }
+    if (text) {
+      return WireRows.row(old.buffer(), spans, e.keyDecoder, size);
+    }
+    Object[] key = new Object[idx.length];
+    for (int k = 0; k < idx.length; k++) {
+      key[k] = value(e, old, idx[k]);
+    }
+    return TableRow.wrap(key, size);
   }
 
   private static @Nullable Object value(RelationCache.Entry e, TupleData t, int i) {

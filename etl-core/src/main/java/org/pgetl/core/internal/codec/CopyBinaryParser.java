@@ -1,8 +1,12 @@
 package org.pgetl.core.internal.codec;
 
+import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.destination.internal.WireRows;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 
 /**
  * Parses rows of {@code COPY ... TO STDOUT (FORMAT binary)}: an 11-byte signature, int32 flags and
@@ -107,6 +111,87 @@ public final class CopyBinaryParser extends CopyRowParser {
     }
     lastRowSizeHint = size;
     return values;
+  }
+
+  /**
+   * Returns the decoder of this COPY's columns for {@link #parseWire}: binary, except the columns
+   * selected as text.
+   *
+   * @param names the columns' names, in COPY order (for errors)
+   * @param table the table's name (for errors)
+   * @return the decoder
+   */
+  public ColumnDecoder decoder(List<String> names, String table) {
+    List<WireFormat> formats = new ArrayList<>(asText.length);
+    for (boolean text : asText) {
+      formats.add(text ? WireFormat.TEXT : WireFormat.BINARY);
+    }
+    return new ColumnDecoder(List.of(codecs), formats, names, table);
+  }
+
+  /**
+   * Parses one CopyData message into a row that keeps the message and decodes a value when it is
+   * first read: the message's structure (field count, field lengths) is checked here, the values
+   * are not. The message must not be changed afterwards.
+   *
+   * @param m the message, as {@code readFromCopy()} returned it
+   * @param decoder this COPY's {@link #decoder}
+   * @return the row, or null when the message holds no row (the header or trailer alone)
+   * @throws EtlException of kind {@code INVALID_DATA} when the message is malformed
+   */
+  public @Nullable TableRow parseWire(byte[] m, ColumnDecoder decoder) {
+    int p = 0;
+    int end = m.length;
+    if (!headerSeen) {
+      p = header(m, p, end);
+      if (p == end) {
+        return null;
+      }
+    }
+    if (trailerSeen) {
+      throw malformed("binary", "data after the trailer");
+    }
+    if (end - p < 2) {
+      throw malformed("binary", "truncated field count");
+    }
+    int count = Bytes.int16(m, p);
+    p += 2;
+    if (count == -1) {
+      trailerSeen = true;
+      if (p != end) {
+        throw malformed("binary", "bytes after the trailer");
+      }
+      return null;
+    }
+    int n = codecs.length;
+    if (count != n) {
+      throw malformed("binary", "row has " + count + " columns, expected " + n);
+    }
+    long[] spans = new long[n];
+    // the message, the spans, and the values once they are read
+    long size = rowOverhead(n) + 16 + 8L * n + 16 + end;
+    for (int col = 0; col < n; col++) {
+      if (end - p < 4) {
+        throw malformed("binary", "truncated field length in column " + (col + 1));
+      }
+      int flen = Bytes.int32(m, p);
+      p += 4;
+      if (flen == -1) {
+        spans[col] = WireRows.NULL;
+        continue;
+      }
+      if (flen < 0 || flen > end - p) {
+        throw malformed("binary", "field length out of range in column " + (col + 1));
+      }
+      spans[col] = WireRows.span(p, flen);
+      size += codecs[col].heapEstimate(flen);
+      p += flen;
+    }
+    if (p != end) {
+      throw malformed("binary", "a CopyData message holds more than one row");
+    }
+    lastRowSizeHint = size;
+    return WireRows.row(m, spans, decoder, size);
   }
 
   private int header(byte[] m, int p, int end) {
