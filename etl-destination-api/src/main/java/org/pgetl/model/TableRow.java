@@ -186,7 +186,7 @@ public final class TableRow {
    * hands out do, rows made from Java values ({@link #of}, {@link #ofList}, {@link #wrap}) do not.
    * Copied rows carry most values in {@link WireFormat#BINARY} (the text form for types without a
    * binary decoder); the rows of change events carry {@link WireFormat#TEXT} (pgoutput's text
-   * mode).
+   * mode), or {@link WireFormat#BINARY} with {@code PipelineConfig.pgoutputBinary}.
    *
    * @param index the column index
    * @return the form, or null when the row has no wire bytes or the value is SQL NULL

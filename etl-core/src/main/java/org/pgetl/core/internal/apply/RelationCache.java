@@ -39,10 +39,21 @@ final class RelationCache {
     /** Whether a {@code Relation} event for this version went out on this stream. */
     boolean announced;
 
-    /** The decoder of its rows (pgoutput's text mode), and of its key rows. */
-    final ColumnDecoder rowDecoder;
+    // the decoders of its rows and of its key rows, in text and in binary form
+    private final ColumnDecoder textRows;
+    private final ColumnDecoder binaryRows;
+    private final ColumnDecoder textKeys;
+    private final ColumnDecoder binaryKeys;
 
-    final ColumnDecoder keyDecoder;
+    /** The decoder of its rows whose values are all in one form (a row of NULLs: any). */
+    ColumnDecoder rowDecoder(@Nullable WireFormat f) {
+      return f == WireFormat.BINARY ? binaryRows : textRows;
+    }
+
+    /** The decoder of its key rows whose values are all in one form. */
+    ColumnDecoder keyDecoder(@Nullable WireFormat f) {
+      return f == WireFormat.BINARY ? binaryKeys : textKeys;
+    }
 
     Entry(TableId table, ReplicatedTableSchema schema, List<ValueCodec> codecs) {
       this.table = table;
@@ -55,18 +66,21 @@ final class RelationCache {
         names.add(i < columns.size() ? columns.get(i).name() : "#" + (i + 1));
       }
       String name = schema.name().toString();
-      this.rowDecoder =
-          new ColumnDecoder(
-              codecs, Collections.nCopies(codecs.size(), WireFormat.TEXT), names, name);
       List<ValueCodec> keyCodecs = new ArrayList<>();
       List<String> keyNames = new ArrayList<>();
       for (int i : identity) {
         keyCodecs.add(this.codecs[i]);
         keyNames.add(names.get(i));
       }
-      this.keyDecoder =
-          new ColumnDecoder(
-              keyCodecs, Collections.nCopies(identity.length, WireFormat.TEXT), keyNames, name);
+      textRows = decoder(codecs, WireFormat.TEXT, names, name);
+      binaryRows = decoder(codecs, WireFormat.BINARY, names, name);
+      textKeys = decoder(keyCodecs, WireFormat.TEXT, keyNames, name);
+      binaryKeys = decoder(keyCodecs, WireFormat.BINARY, keyNames, name);
+    }
+
+    private static ColumnDecoder decoder(
+        List<ValueCodec> codecs, WireFormat f, List<String> names, String table) {
+      return new ColumnDecoder(codecs, Collections.nCopies(codecs.size(), f), names, table);
     }
   }
 

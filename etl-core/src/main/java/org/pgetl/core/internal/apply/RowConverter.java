@@ -2,6 +2,7 @@ package org.pgetl.core.internal.apply;
 
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.core.internal.codec.ColumnDecoder;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.TupleData;
 import org.pgetl.destination.internal.WireRows;
@@ -9,13 +10,15 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.OldRow;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 import org.pgetl.model.UpdatedRow;
 
 /**
  * Turns pgoutput tuple data into the model's rows. A row keeps the message's bytes and each value's
  * place in them, and decodes a value with its column's codec when the destination first reads it
- * ({@link WireRows}); pgoutput's text mode gives every value in text. A partial UPDATE row (an
- * unchanged TOAST value the old tuple does not hold) is decoded at once.
+ * ({@link WireRows}), when its values are all in one form (text, or binary with {@code
+ * pgoutputBinary}). A row of mixed forms and a partial UPDATE row (an unchanged TOAST value the old
+ * tuple does not hold) are decoded at once.
  */
 final class RowConverter {
   private static final long ROW_OVERHEAD = 16;
@@ -36,24 +39,17 @@ final class RowConverter {
   static TableRow full(RelationCache.Entry e, TupleData t, String what) {
     checkWidth(e, t, what);
     int n = t.columnCount();
-    long[] spans = new long[n];
-    long size = ROW_OVERHEAD + SPAN_BYTES * n;
     for (int i = 0; i < n; i++) {
-      switch (t.kind(i)) {
-        case NULL -> spans[i] = WireRows.NULL;
-        case TEXT -> spans[i] = WireRows.span(t.offset(i), t.length(i));
-        case UNCHANGED_TOAST ->
-            throw new EtlException(
-                ErrorKind.INVALID_DATA,
-                what + " of " + e.schema.name() + " carries an unchanged TOAST value in a full row",
-                "column " + e.schema.columns().get(i).name());
-        default -> {
-          return eagerFull(e, t); // a binary value: pgetl asks for pgoutput's text mode
-        }
+      if (t.isUnchangedToast(i)) {
+        throw new EtlException(
+            ErrorKind.INVALID_DATA,
+            what + " of " + e.schema.name() + " carries an unchanged TOAST value in a full row",
+            "column " + e.schema.columns().get(i).name());
       }
-      size += VALUE_OVERHEAD + Math.max(0, t.length(i));
     }
-    return WireRows.row(t.buffer(), spans, e.rowDecoder, size);
+    Spans spans = new Spans(n);
+    for (int i = 0; i < n && spans.add(t, i); i++) {}
+    return spans.complete() ? spans.row(t.buffer(), e.rowDecoder(spans.format)) : eagerFull(e, t);
   }
 
   private static TableRow eagerFull(RelationCache.Entry e, TupleData t) {
@@ -121,23 +117,15 @@ final class RowConverter {
   private static @Nullable TableRow lazyUpdated(
       RelationCache.Entry e, TupleData newTuple, @Nullable TupleData oldTuple) {
     int n = newTuple.columnCount();
-    long[] spans = new long[n];
-    long size = ROW_OVERHEAD + SPAN_BYTES * n;
+    Spans spans = new Spans(n);
     for (int i = 0; i < n; i++) {
       TupleData t = newTuple.isUnchangedToast(i) ? oldTuple : newTuple;
-      if (t == null || t.buffer() != newTuple.buffer()) {
-        return null; // both tuples of one message share its bytes
+      // both tuples of one message share its bytes
+      if (t == null || t.buffer() != newTuple.buffer() || !spans.add(t, i)) {
+        return null;
       }
-      switch (t.kind(i)) {
-        case NULL -> spans[i] = WireRows.NULL;
-        case TEXT -> spans[i] = WireRows.span(t.offset(i), t.length(i));
-        default -> {
-          return null;
-        }
-      }
-      size += VALUE_OVERHEAD + Math.max(0, t.length(i));
     }
-    return WireRows.row(newTuple.buffer(), spans, e.rowDecoder, size);
+    return spans.row(newTuple.buffer(), e.rowDecoder(spans.format));
   }
 
   /**
@@ -176,25 +164,65 @@ final class RowConverter {
   }
 
   private static TableRow key(RelationCache.Entry e, TupleData old, int[] idx) {
-    long[] spans = new long[idx.length];
-    long size = ROW_OVERHEAD + SPAN_BYTES * idx.length;
-    boolean text = true;
-    for (int k = 0; k < idx.length && text; k++) {
-      switch (old.kind(idx[k])) {
-        case NULL -> spans[k] = WireRows.NULL;
-        case TEXT -> spans[k] = WireRows.span(old.offset(idx[k]), old.length(idx[k]));
-        default -> text = false;
-      }
-      size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
-    }
-    if (text) {
-      return WireRows.row(old.buffer(), spans, e.keyDecoder, size);
+    Spans spans = new Spans(idx.length);
+    for (int k = 0; k < idx.length && spans.add(old, idx[k]); k++) {}
+    if (spans.complete()) {
+      return spans.row(old.buffer(), e.keyDecoder(spans.format));
     }
     Object[] key = new Object[idx.length];
+    long size = ROW_OVERHEAD;
     for (int k = 0; k < idx.length; k++) {
       key[k] = value(e, old, idx[k]);
+      size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
     }
     return TableRow.wrap(key, size);
+  }
+
+  /**
+   * The spans of a row's values in their message, collected value by value while they are all in
+   * one form (text, or binary with {@code pgoutputBinary}); a NULL fits either.
+   */
+  private static final class Spans {
+    final long[] spans;
+    int count;
+    long size;
+    @Nullable WireFormat format;
+
+    Spans(int n) {
+      spans = new long[n];
+      size = ROW_OVERHEAD + SPAN_BYTES * n;
+    }
+
+    /** Adds the tuple's value of a column; false when it cannot be kept in the row's form. */
+    boolean add(TupleData t, int column) {
+      WireFormat f;
+      switch (t.kind(column)) {
+        case NULL -> {
+          spans[count++] = WireRows.NULL;
+          return true;
+        }
+        case TEXT -> f = WireFormat.TEXT;
+        case BINARY -> f = WireFormat.BINARY;
+        default -> {
+          return false;
+        }
+      }
+      if (format != null && format != f) {
+        return false;
+      }
+      format = f;
+      spans[count++] = WireRows.span(t.offset(column), t.length(column));
+      size += VALUE_OVERHEAD + t.length(column);
+      return true;
+    }
+
+    boolean complete() {
+      return count == spans.length;
+    }
+
+    TableRow row(byte[] buffer, ColumnDecoder decoder) {
+      return WireRows.row(buffer, spans, decoder, size);
+    }
   }
 
   private static @Nullable Object value(RelationCache.Entry e, TupleData t, int i) {
