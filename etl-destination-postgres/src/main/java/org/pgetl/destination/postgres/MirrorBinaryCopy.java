@@ -1,6 +1,7 @@
 package org.pgetl.destination.postgres;
 
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -10,18 +11,26 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoField;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.postgres.MirrorCatalog.Column;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 import org.postgresql.copy.CopyIn;
 
 /**
  * Writes copy batches in {@code COPY ... (FORMAT binary)} for {@link MirrorRows#copy}: each value
  * goes in the binary form its type's receive function reads, so neither side formats or parses
- * text. Only columns of the types below qualify, with the Java classes pgetl decodes them to; a
- * table with any other column (or a value of another class) is copied as text.
+ * text.
+ *
+ * <p>A value that arrived in its binary wire form ({@link TableRow#wireFormat} {@code BINARY}: a
+ * copied row's value) in a column that {@link MirrorCatalog#passesBinaryThrough} passes goes in as
+ * it is, its length then its bytes, never decoded. Any other value is encoded from its Java value,
+ * which only columns of the types below can do, with the Java classes pgetl decodes them to; a
+ * batch with a value neither way can write (a column of another type without its binary wire form,
+ * a value of another class) is copied as text.
  *
  * <p>{@code int2}, {@code int4}, {@code int8}, {@code bool}, {@code float4}, {@code float8}, {@code
  * numeric} (also NaN and ±Infinity), {@code text}, {@code varchar}, {@code json}, {@code jsonb}
@@ -60,29 +69,38 @@ final class MirrorBinaryCopy {
   private MirrorBinaryCopy() {}
 
   /**
-   * Whether every column has a binary encoder here and the target column has the source's type (a
-   * column stored as {@code text} because the target lacks the type takes the text form).
+   * Whether every column can be written in binary: its wire form passes through ({@code
+   * passThrough}), or it has an encoder here and the target column has the source's type (a column
+   * stored as {@code text} because the target lacks the type takes the text form).
    */
-  static boolean supports(List<Column> columns) {
+  static boolean supports(List<Column> columns, boolean[] passThrough) {
     if (columns.isEmpty()) {
       return false;
     }
-    for (Column c : columns) {
-      if (!c.targetType().equals(c.sourceType()) || expected(c.typeOid()) == null) {
+    for (int i = 0; i < passThrough.length; i++) {
+      Column c = columns.get(i);
+      if (!passThrough[i]
+          && (!c.targetType().equals(c.sourceType()) || expected(c.typeOid()) == null)) {
         return false;
       }
     }
     return true;
   }
 
-  /** Whether every non-null value has the class its column's encoder takes. */
-  static boolean accepts(List<Column> columns, List<TableRow> rows) {
+  /**
+   * Whether every non-null value passes through or has the class its column's encoder takes; reads
+   * (decodes) only the values that do not pass through.
+   */
+  static boolean accepts(List<Column> columns, boolean[] passThrough, List<TableRow> rows) {
     Class<?>[] classes = new Class<?>[columns.size()];
     for (int i = 0; i < classes.length; i++) {
       classes[i] = expected(columns.get(i).typeOid());
     }
     for (TableRow row : rows) {
       for (int i = 0; i < classes.length; i++) {
+        if (row.isNull(i) || (passThrough[i] && row.wireFormat(i) == WireFormat.BINARY)) {
+          continue;
+        }
         Object v = row.get(i);
         if (v != null && v.getClass() != classes[i]) {
           return false;
@@ -111,8 +129,12 @@ final class MirrorBinaryCopy {
     };
   }
 
-  /** Sends the rows in binary COPY format; the caller started the COPY and ends it. */
-  static void write(CopyIn in, List<Column> columns, List<TableRow> rows) throws SQLException {
+  /**
+   * Sends the rows in binary COPY format, the values of {@code passThrough} columns that have their
+   * binary wire form as they are; the caller started the COPY and ends it.
+   */
+  static void write(CopyIn in, List<Column> columns, boolean[] passThrough, List<TableRow> rows)
+      throws SQLException {
     Out out = new Out(in);
     out.bytes(HEADER);
     int[] types = new int[columns.size()];
@@ -123,12 +145,16 @@ final class MirrorBinaryCopy {
       out.ensure(2);
       out.int16(types.length);
       for (int i = 0; i < types.length; i++) {
-        Object v = row.get(i);
-        if (v == null) {
+        if (row.isNull(i)) {
           out.ensure(4);
           out.int32(-1);
+        } else if (passThrough[i] && row.wireFormat(i) == WireFormat.BINARY) {
+          ByteBuffer wire = Objects.requireNonNull(row.wireValue(i), "a value in wire form");
+          out.ensure(4);
+          out.int32(wire.remaining());
+          out.bytes(wire);
         } else {
-          value(out, types[i], v);
+          value(out, types[i], Objects.requireNonNull(row.get(i), "a value not null"));
         }
       }
     }
@@ -307,6 +333,21 @@ final class MirrorBinaryCopy {
       }
       System.arraycopy(b, 0, buf, pos, b.length);
       pos += b.length;
+    }
+
+    void bytes(ByteBuffer b) throws SQLException {
+      int n = b.remaining();
+      if (pos + n > buf.length) {
+        flush();
+        if (n > buf.length) {
+          byte[] whole = new byte[n];
+          b.get(whole);
+          in.writeToCopy(whole, 0, n);
+          return;
+        }
+      }
+      b.get(buf, pos, n);
+      pos += n;
     }
 
     void int16(int v) {

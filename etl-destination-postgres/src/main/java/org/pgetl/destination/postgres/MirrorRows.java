@@ -137,23 +137,35 @@ final class MirrorRows {
   // --- copy
 
   /**
-   * Writes a copy batch with {@code COPY ... FROM STDIN}: in binary format when every column has a
-   * binary encoder ({@link MirrorBinaryCopy}), else in text format. A copy attempt writes each row
-   * once into a table that {@code dropTableForCopy} emptied, so no upsert is needed; a batch
-   * delivered again is skipped by its id before this is called.
+   * Writes a copy batch with {@code COPY ... FROM STDIN}: in binary format when every column's
+   * values pass through in their binary wire form or have a binary encoder ({@link
+   * MirrorBinaryCopy}), else in text format. A copy attempt writes each row once into a table that
+   * {@code dropTableForCopy} emptied, so no upsert is needed; a batch delivered again is skipped by
+   * its id before this is called.
    */
-  static void copy(Connection conn, Table t, ReplicatedTableSchema schema, List<TableRow> rows)
+  static void copy(
+      Connection conn,
+      MirrorCatalog catalog,
+      Table t,
+      ReplicatedTableSchema schema,
+      List<TableRow> rows)
       throws SQLException {
     List<Column> columns = columns(t, schema);
     List<String> names = columns.stream().map(Column::quoted).toList();
     // a table without columns has rows of no values: COPY takes one empty line for each
     String list = names.isEmpty() ? "" : " (" + String.join(", ", names) + ")";
-    boolean binary = MirrorBinaryCopy.supports(columns) && MirrorBinaryCopy.accepts(columns, rows);
+    boolean[] passThrough = new boolean[columns.size()];
+    for (int i = 0; i < passThrough.length; i++) {
+      passThrough[i] = catalog.passesBinaryThrough(conn, columns.get(i));
+    }
+    boolean binary =
+        MirrorBinaryCopy.supports(columns, passThrough)
+            && MirrorBinaryCopy.accepts(columns, passThrough, rows);
     String sql =
         "COPY " + t.quotedName() + list + " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
     try {
       if (binary) {
-        copyBinary(conn, columns, sql, rows);
+        copyBinary(conn, columns, passThrough, sql, rows);
       } else {
         copyIn(conn, t, columns, sql, rows);
       }
@@ -163,10 +175,11 @@ final class MirrorRows {
   }
 
   private static void copyBinary(
-      Connection conn, List<Column> columns, String sql, List<TableRow> rows) throws SQLException {
+      Connection conn, List<Column> columns, boolean[] passThrough, String sql, List<TableRow> rows)
+      throws SQLException {
     CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
     try {
-      MirrorBinaryCopy.write(in, columns, rows);
+      MirrorBinaryCopy.write(in, columns, passThrough, rows);
       in.endCopy();
     } finally {
       if (in.isActive()) {
