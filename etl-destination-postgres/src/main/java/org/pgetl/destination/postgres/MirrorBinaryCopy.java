@@ -30,7 +30,9 @@ import org.postgresql.copy.CopyIn;
  * it is, its length then its bytes, never decoded. Any other value is encoded from its Java value,
  * which only columns of the types below can do, with the Java classes pgetl decodes them to; a
  * batch with a value neither way can write (a column of another type without its binary wire form,
- * a value of another class) is copied as text.
+ * a value of another class) is copied as text. A column that the target stores as {@code text}
+ * because it lacks the source's type takes the value's text form, which is {@code text}'s binary
+ * form too.
  *
  * <p>{@code int2}, {@code int4}, {@code int8}, {@code bool}, {@code float4}, {@code float8}, {@code
  * numeric} (also NaN and ±Infinity), {@code text}, {@code varchar}, {@code json}, {@code jsonb}
@@ -55,6 +57,9 @@ final class MirrorBinaryCopy {
   private static final int UUID_OID = 2950;
   private static final int JSONB = 3802;
 
+  /** Not an oid: a column {@link #storedAsText stored as text}. */
+  private static final int AS_TEXT = -1;
+
   /** Seconds from 1970-01-01 to PostgreSQL's epoch, 2000-01-01. */
   private static final long PG_EPOCH_SECONDS = 946_684_800L;
 
@@ -68,10 +73,31 @@ final class MirrorBinaryCopy {
 
   private MirrorBinaryCopy() {}
 
+  /** The text form of a value, as a text {@code COPY} would write it. */
+  interface TextForm {
+    /**
+     * Returns the text form of a value of a column.
+     *
+     * @param c the column
+     * @param value the value, not null
+     * @return its text
+     */
+    String of(Column c, Object value);
+  }
+
+  /**
+   * Whether a column is stored as {@code text} because the target lacks the source's type (an enum,
+   * a domain, a composite of the source): its values go in their text form, which is also text's
+   * binary form.
+   */
+  static boolean storedAsText(Column c) {
+    return "text".equals(c.targetType()) && !"text".equals(c.sourceType());
+  }
+
   /**
    * Whether every column can be written in binary: its wire form passes through ({@code
-   * passThrough}), or it has an encoder here and the target column has the source's type (a column
-   * stored as {@code text} because the target lacks the type takes the text form).
+   * passThrough}), it is {@link #storedAsText stored as text}, or it has an encoder here and the
+   * target column has the source's type.
    */
   static boolean supports(List<Column> columns, boolean[] passThrough) {
     if (columns.isEmpty()) {
@@ -80,6 +106,7 @@ final class MirrorBinaryCopy {
     for (int i = 0; i < passThrough.length; i++) {
       Column c = columns.get(i);
       if (!passThrough[i]
+          && !storedAsText(c)
           && (!c.targetType().equals(c.sourceType()) || expected(c.typeOid()) == null)) {
         return false;
       }
@@ -88,17 +115,21 @@ final class MirrorBinaryCopy {
   }
 
   /**
-   * Whether every non-null value passes through or has the class its column's encoder takes; reads
-   * (decodes) only the values that do not pass through.
+   * Whether every non-null value passes through, goes into a column stored as text, or has the
+   * class its column's encoder takes; reads (decodes) only the values of the last kind.
    */
   static boolean accepts(List<Column> columns, boolean[] passThrough, List<TableRow> rows) {
     Class<?>[] classes = new Class<?>[columns.size()];
+    boolean[] anyClass = new boolean[columns.size()];
     for (int i = 0; i < classes.length; i++) {
       classes[i] = expected(columns.get(i).typeOid());
+      anyClass[i] = storedAsText(columns.get(i));
     }
     for (TableRow row : rows) {
       for (int i = 0; i < classes.length; i++) {
-        if (row.isNull(i) || (passThrough[i] && row.wireFormat(i) == WireFormat.BINARY)) {
+        if (row.isNull(i)
+            || anyClass[i]
+            || (passThrough[i] && row.wireFormat(i) == WireFormat.BINARY)) {
           continue;
         }
         Object v = row.get(i);
@@ -131,15 +162,17 @@ final class MirrorBinaryCopy {
 
   /**
    * Sends the rows in binary COPY format, the values of {@code passThrough} columns that have their
-   * binary wire form as they are; the caller started the COPY and ends it.
+   * binary wire form as they are, and the values of columns {@link #storedAsText stored as text} in
+   * the form {@code text} gives; the caller started the COPY and ends it.
    */
-  static void write(CopyIn in, List<Column> columns, boolean[] passThrough, List<TableRow> rows)
+  static void write(
+      CopyIn in, List<Column> columns, boolean[] passThrough, TextForm text, List<TableRow> rows)
       throws SQLException {
     Out out = new Out(in);
     out.bytes(HEADER);
     int[] types = new int[columns.size()];
     for (int i = 0; i < types.length; i++) {
-      types[i] = columns.get(i).typeOid();
+      types[i] = storedAsText(columns.get(i)) ? AS_TEXT : columns.get(i).typeOid();
     }
     for (TableRow row : rows) {
       out.ensure(2);
@@ -153,6 +186,9 @@ final class MirrorBinaryCopy {
           out.ensure(4);
           out.int32(wire.remaining());
           out.bytes(wire);
+        } else if (types[i] == AS_TEXT) {
+          Object v = Objects.requireNonNull(row.get(i), "a value not null");
+          variable(out, text.of(columns.get(i), v).getBytes(StandardCharsets.UTF_8), false);
         } else {
           value(out, types[i], Objects.requireNonNull(row.get(i), "a value not null"));
         }

@@ -1,5 +1,6 @@
 package org.pgetl.destination.postgres;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -25,6 +26,7 @@ import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 import org.pgetl.model.UpdatedRow;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
@@ -165,7 +167,7 @@ final class MirrorRows {
         "COPY " + t.quotedName() + list + " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
     try {
       if (binary) {
-        copyBinary(conn, columns, passThrough, sql, rows);
+        copyBinary(conn, t, columns, passThrough, sql, rows);
       } else {
         copyIn(conn, t, columns, sql, rows);
       }
@@ -175,11 +177,21 @@ final class MirrorRows {
   }
 
   private static void copyBinary(
-      Connection conn, List<Column> columns, boolean[] passThrough, String sql, List<TableRow> rows)
+      Connection conn,
+      Table t,
+      List<Column> columns,
+      boolean[] passThrough,
+      String sql,
+      List<TableRow> rows)
       throws SQLException {
     CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
     try {
-      MirrorBinaryCopy.write(in, columns, passThrough, rows);
+      MirrorBinaryCopy.write(
+          in,
+          columns,
+          passThrough,
+          (c, v) -> Objects.requireNonNull(text(t, c, v), "the text of a value"),
+          rows);
       in.endCopy();
     } finally {
       if (in.isActive()) {
@@ -295,7 +307,7 @@ final class MirrorRows {
     List<Column> columns = columnsOf(t, schema);
     String[] values = new String[columns.size()];
     for (int i = 0; i < values.length; i++) {
-      values[i] = text(t, columns.get(i), row.get(i));
+      values[i] = valueText(t, columns.get(i), row, i);
     }
     if (!t.keyed()) {
       addToRun(t, columns, values);
@@ -317,7 +329,11 @@ final class MirrorRows {
     boolean[] present = new boolean[columns.size()];
     for (int i = 0; i < columns.size(); i++) {
       present[i] = row.isPresent(i);
-      values[i] = present[i] ? text(t, columns.get(i), row.get(i)) : null;
+      if (row instanceof UpdatedRow.Full full) {
+        values[i] = valueText(t, columns.get(i), full.row(), i);
+      } else {
+        values[i] = present[i] ? text(t, columns.get(i), row.get(i)) : null;
+      }
     }
     if (match.wholeRow()) {
       updateInPlace(t, columns, values, present, match);
@@ -1010,6 +1026,23 @@ final class MirrorRows {
       columns.add(t.column(schema.columns().get(i).ordinalPosition()));
     }
     return columns;
+  }
+
+  /**
+   * The text of a value written into a column: for a column outside the key, the text form
+   * PostgreSQL sent ({@link TableRow#wireFormat} {@code TEXT}: a change's value) as it is, without
+   * decoding it; else {@link #text} of the decoded value. Key values are always formatted from the
+   * decoded value, because the fold compares them as text with the key values of old keys and
+   * partial rows, which have no wire form.
+   */
+  private static @Nullable String valueText(Table t, Column c, TableRow row, int i) {
+    if (c.keyOrdinal() == 0 && row.wireFormat(i) == WireFormat.TEXT) {
+      ByteBuffer wire = Objects.requireNonNull(row.wireValue(i), "a value in wire form");
+      byte[] bytes = new byte[wire.remaining()];
+      wire.get(bytes);
+      return new String(bytes, StandardCharsets.UTF_8);
+    }
+    return text(t, c, row.get(i));
   }
 
   private static @Nullable String text(Table t, Column c, @Nullable Object value) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.pgetl.testing.destination.Scenario.col;
 import static org.pgetl.testing.destination.Scenario.keyed;
+import static org.pgetl.testing.destination.Scenario.sendEvents;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +22,7 @@ import org.pgetl.destination.internal.WireRows;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
 import org.pgetl.model.TableRow.WireFormat;
+import org.pgetl.model.UpdatedRow;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.TableState;
 import org.pgetl.testing.destination.Scenario;
@@ -101,20 +103,50 @@ class MirrorWireValuesIT {
                     store.tableStates().size() == 2
                         && store.tableStates().values().stream()
                             .allMatch(s -> s.type() == TableState.Type.READY));
-      }
-      for (String table : List.of("public.wire_types", "public.wire_builtins")) {
-        String rows = "SELECT id || ' ' || t::text FROM " + table + " t ORDER BY id";
-        List<String> source = column(db, rows);
-        assertThat(source).hasSize(2003);
-        assertThat(column(mirror, rows)).as("rows of %s", table).isEqualTo(source);
-        String types =
-            "SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute"
-                + " WHERE attrelid = '"
-                + table
-                + "'::regclass AND attnum > 0 AND NOT attisdropped";
-        assertThat(column(mirror, types))
-            .as("built-in types of %s keep their type in the mirror", table)
-            .containsAll(column(db, types + " AND atttypid < 10000"));
+        List<String> tables = List.of("public.wire_types", "public.wire_builtins");
+        for (String table : tables) {
+          String rows = "SELECT id || ' ' || t::text FROM " + table + " t ORDER BY id";
+          List<String> source = column(db, rows);
+          assertThat(source).hasSize(2003);
+          assertThat(column(mirror, rows)).as("copied rows of %s", table).isEqualTo(source);
+          String types =
+              "SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute"
+                  + " WHERE attrelid = '"
+                  + table
+                  + "'::regclass AND attnum > 0 AND NOT attisdropped";
+          assertThat(column(mirror, types))
+              .as("built-in types of %s keep their type in the mirror", table)
+              .containsAll(column(db, types + " AND atttypid < 10000"));
+        }
+        // then changes, in pgoutput's text form: many rows (copied in) and a few (statements)
+        for (String table : tables) {
+          db.execute(
+              "UPDATE "
+                  + table
+                  + " SET t = t || ' and more', ia = ia || 7, iv = iv * 2,"
+                  + " tstz = 'infinity' WHERE id % 7 = 0",
+              "DELETE FROM " + table + " WHERE id % 11 = 0",
+              "INSERT INTO "
+                  + table
+                  + " SELECT id + 10000, i2, i8, n, n2, t, vc, b, f4, f8, d,"
+                  + " tm, ttz, ts, tstz, iv, u, by, j, jb, ip, ia, ta, na, tsa, r"
+                  + (table.endsWith("wire_types") ? ", m, ma, dm, p, pa" : "")
+                  + " FROM "
+                  + table
+                  + " WHERE id BETWEEN 1 AND 400",
+              "INSERT INTO " + table + " (id, t) VALUES (20000, 'one')",
+              "UPDATE " + table + " SET n2 = -n2, jb = jb || '{\"z\": null}' WHERE id = 3");
+        }
+        for (String table : tables) {
+          String rows = "SELECT id || ' ' || t::text FROM " + table + " t ORDER BY id";
+          await()
+              .atMost(Duration.ofMinutes(2))
+              .untilAsserted(
+                  () ->
+                      assertThat(column(mirror, rows))
+                          .as("rows of %s after the changes", table)
+                          .isEqualTo(column(db, rows)));
+        }
       }
     } finally {
       db.dropAllSlots();
@@ -170,6 +202,80 @@ class MirrorWireValuesIT {
             "1|label 1|2000-01-01 00:00:01|12.5|{1,-1}",
             "50|NULL|2000-01-01 00:00:50|12.5|{50,-50}",
             "300|NULL|2000-01-01 00:05:00|12.5|{300,-300}");
+  }
+
+  @Test
+  void changesWriteNonKeyValuesInTheTextFormPostgresSentWithoutDecodingThem(TestDatabase db) {
+    ReplicatedTableSchema table =
+        keyed(
+            18102,
+            "wire",
+            "changes",
+            col("id", 23, "integer", 1, 1),
+            col("label", 25, "text", 2, 0),
+            col("at", 1184, "timestamp with time zone", 3, 0),
+            col("grid", 1007, "integer[]", 4, 0));
+    AtomicInteger decoded = new AtomicInteger();
+    WireDecoder keyOnly =
+        new WireDecoder() {
+          @Override
+          public WireFormat format(int column) {
+            return WireFormat.TEXT;
+          }
+
+          @Override
+          public Object decode(int column, byte[] buf, int off, int len) {
+            if (column == 0) {
+              return Integer.valueOf(new String(buf, off, len, StandardCharsets.UTF_8));
+            }
+            decoded.incrementAndGet();
+            throw new IllegalStateException("column " + column + " was decoded");
+          }
+        };
+    // 300 inserts: copied into the table; then 3 inserts and an update: statements
+    Scenario.Tx large = new Scenario.Tx(0x1000, 1).relation(table);
+    for (int id = 1; id <= 300; id++) {
+      large.insert(table, textRow(keyOnly, id, "label\t" + id));
+    }
+    Scenario.Tx small = new Scenario.Tx(0x2000, 2);
+    for (int id = 301; id <= 303; id++) {
+      small.insert(table, textRow(keyOnly, id, "small " + id));
+    }
+    small.update(table, new UpdatedRow.Full(textRow(keyOnly, 2, "updated")), null);
+    PostgresMirrorDestination d = new PostgresMirrorDestination(Jdbc.config(db), 2);
+    d.startup(new Scenario.Context());
+    try {
+      sendEvents(d, large.end());
+      sendEvents(d, small.end());
+    } finally {
+      d.shutdown();
+    }
+    assertThat(decoded).as("non-key values decoded").hasValue(0);
+    assertThat(
+            column(
+                db,
+                "SELECT id || '|' || label || '|' || (at AT TIME ZONE 'UTC') || '|' || grid::text"
+                    + " FROM wire.changes WHERE id IN (1, 2, 300, 303) ORDER BY id"))
+        .containsExactly(
+            "1|label\t1|2020-02-29 12:00:01|{1,NULL}",
+            "2|updated|2020-02-29 12:00:02|{2,NULL}",
+            "300|label\t300|2020-02-29 12:05:00|{300,NULL}",
+            "303|small 303|2020-02-29 12:05:03|{303,NULL}");
+    assertThat(db.queryLong("SELECT count(*) FROM wire.changes")).isEqualTo(303);
+  }
+
+  /** A change's row as the engine makes it from pgoutput's text values. */
+  private static TableRow textRow(WireDecoder decoder, int id, String label) {
+    ByteBuffer b = ByteBuffer.allocate(256);
+    long[] spans = new long[4];
+    spans[0] = put(b, String.valueOf(id).getBytes(StandardCharsets.UTF_8));
+    spans[1] = put(b, label.getBytes(StandardCharsets.UTF_8));
+    String at = "2020-02-29 12:" + String.format("%02d:%02d", id / 60, id % 60) + "+00";
+    spans[2] = put(b, at.getBytes(StandardCharsets.UTF_8));
+    spans[3] = put(b, ("{" + id + ",NULL}").getBytes(StandardCharsets.UTF_8));
+    byte[] bytes = new byte[b.position()];
+    b.flip().get(bytes);
+    return WireRows.row(bytes, spans, decoder, bytes.length);
   }
 
   /** A row as the engine makes it from a binary COPY: the fields' bytes and their spans. */
