@@ -38,9 +38,10 @@ import org.slf4j.LoggerFactory;
  * transaction: copy batches through {@code COPY ... FROM STDIN}, and changes as few statements as
  * their order allows.
  *
- * <p>Every value travels as text: {@link PgText#format} gives the form the server's input function
- * reads back to the same value, bound as an untyped parameter and cast to the column's type ({@code
- * ?::numeric(12,2)}).
+ * <p>Every value of a change travels as text, bound as an untyped parameter and cast to the
+ * column's type ({@code ?::numeric(12,2)}) or copied: outside the key, the text form pgoutput sent,
+ * as it is; in the key, {@link PgText#format} of the decoded value, the form the server's input
+ * function reads back to the same value (see {@code valueText}).
  *
  * <p>Changes of a table with a key are folded into their net effect per key before anything is
  * written, because changes of different keys (and of different tables: the mirror has no foreign
