@@ -12,6 +12,7 @@ import java.time.OffsetTime;
 import java.util.AbstractList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.internal.WireDecoder;
@@ -58,39 +59,52 @@ public final class TableRow {
     BINARY
   }
 
-  // a value not decoded yet
-  private static final Object UNREAD = new Object();
   private static final VarHandle VALUE = MethodHandles.arrayElementVarHandle(Object[].class);
+  private static final VarHandle DECODED;
 
   static {
+    try {
+      DECODED = MethodHandles.lookup().findVarHandle(TableRow.class, "decoded", Object[].class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
     WireRows.register(TableRow::new);
   }
 
-  // the values; for a row of wire bytes, UNREAD until a value is first read
-  private final @Nullable Object[] values;
+  private final int size;
   private final long sizeHintBytes;
-  // a row of wire bytes: the bytes, each value's span in them (WireRows.NULL for NULL), the decoder
-  private final @Nullable Wire wire;
+  // a row of Java values: the values; null for a row of wire bytes
+  private final @Nullable Object @Nullable [] values;
+  // a row of wire bytes: the bytes, each value's span in them from spanBase on (WireRows.NULL for
+  // NULL; the span array may be shared with the rows read before and after), the decoder
+  private final byte @Nullable [] bytes;
+  private final long @Nullable [] spans;
+  private final int spanBase;
+  private final @Nullable WireDecoder decoder;
 
-  @SuppressWarnings("ArrayRecordComponent") // internal, never compared
-  private record Wire(byte[] bytes, long[] spans, WireDecoder decoder) {}
+  // a row of wire bytes: the values read so far (null until the first), through DECODED
+  @SuppressWarnings("unused") // read and written through DECODED
+  private @Nullable Object @Nullable [] decoded;
 
   private TableRow(@Nullable Object[] values, long sizeHintBytes) {
+    this.size = values.length;
     this.values = values;
     this.sizeHintBytes = sizeHintBytes;
-    this.wire = null;
+    this.bytes = null;
+    this.spans = null;
+    this.spanBase = 0;
+    this.decoder = null;
   }
 
-  private TableRow(byte[] wire, long[] spans, WireDecoder decoder, long sizeHintBytes) {
-    @Nullable Object[] v = new Object[spans.length];
-    for (int i = 0; i < spans.length; i++) {
-      if (spans[i] != WireRows.NULL) {
-        v[i] = UNREAD;
-      }
-    }
-    this.values = v;
+  private TableRow(
+      byte[] bytes, long[] spans, int spanBase, int size, WireDecoder decoder, long sizeHintBytes) {
+    this.size = size;
+    this.values = null;
     this.sizeHintBytes = sizeHintBytes;
-    this.wire = new Wire(wire, spans, decoder);
+    this.bytes = bytes;
+    this.spans = spans;
+    this.spanBase = spanBase;
+    this.decoder = decoder;
   }
 
   /**
@@ -147,7 +161,7 @@ public final class TableRow {
    * @return the column count
    */
   public int size() {
-    return values.length;
+    return size;
   }
 
   /**
@@ -166,19 +180,54 @@ public final class TableRow {
    * @return the value, or null for SQL NULL
    */
   public @Nullable Object get(int index) {
-    Wire w = wire;
-    if (w == null) {
-      return values[index];
+    Object[] v = values;
+    if (v != null) {
+      return v[index];
     }
-    Object v = VALUE.getAcquire(values, index);
-    return v == UNREAD ? decode(w, index) : v;
+    Object[] d = (Object[]) DECODED.getAcquire(this);
+    if (d != null) {
+      // a value read before (the array has the row's size, so this checks the index too)
+      Object kept = VALUE.getAcquire(d, index);
+      if (kept != null) {
+        return kept;
+      }
+    }
+    long span = span(index);
+    return span == WireRows.NULL ? null : decode(d, index, span);
   }
 
-  private @Nullable Object decode(Wire w, int index) {
-    long span = w.spans[index];
-    Object v = w.decoder.decode(index, w.bytes, WireRows.offset(span), WireRows.length(span));
-    Object kept = VALUE.compareAndExchangeRelease(values, index, UNREAD, v);
-    return kept == UNREAD ? v : kept;
+  // the span of a value of a row of wire bytes (bounds-checked against the row, not the array)
+  private long span(int index) {
+    if (index < 0 || index >= size) {
+      throw new IndexOutOfBoundsException("column " + index + " of a row of " + size);
+    }
+    return requireWire(spans)[spanBase + index];
+  }
+
+  private @Nullable Object decode(@Nullable Object @Nullable [] read, int index, long span) {
+    @Nullable Object[] d = read;
+    if (d == null) {
+      @Nullable Object[] fresh = new Object[size];
+      d = (Object[]) DECODED.compareAndExchangeRelease(this, null, fresh);
+      if (d == null) {
+        d = fresh;
+      }
+    }
+    WireDecoder wd = decoder;
+    byte[] b = bytes;
+    if (wd == null || b == null) {
+      throw new IllegalStateException("a row of Java values has no wire bytes");
+    }
+    Object v = wd.decode(index, b, WireRows.offset(span), WireRows.length(span));
+    Object kept = VALUE.compareAndExchangeRelease(d, index, null, v);
+    return kept == null ? v : kept;
+  }
+
+  private static <T> T requireWire(@Nullable T part) {
+    if (part == null) {
+      throw new IllegalStateException("a row of Java values has no wire bytes");
+    }
+    return part;
   }
 
   /**
@@ -192,11 +241,12 @@ public final class TableRow {
    * @return the form, or null when the row has no wire bytes or the value is SQL NULL
    */
   public @Nullable WireFormat wireFormat(int index) {
-    Wire w = wire;
-    if (w == null || w.spans[index] == WireRows.NULL) {
+    WireDecoder d = decoder;
+    if (d == null) {
+      Objects.checkIndex(index, size);
       return null;
     }
-    return w.decoder.format(index);
+    return span(index) == WireRows.NULL ? null : d.format(index);
   }
 
   /**
@@ -209,12 +259,16 @@ public final class TableRow {
    * @return the bytes, or null when the row has no wire bytes or the value is SQL NULL
    */
   public @Nullable ByteBuffer wireValue(int index) {
-    Wire w = wire;
-    if (w == null || w.spans[index] == WireRows.NULL) {
+    byte[] b = bytes;
+    if (b == null) {
+      Objects.checkIndex(index, size);
       return null;
     }
-    long span = w.spans[index];
-    return ByteBuffer.wrap(w.bytes, WireRows.offset(span), WireRows.length(span))
+    long span = span(index);
+    if (span == WireRows.NULL) {
+      return null;
+    }
+    return ByteBuffer.wrap(b, WireRows.offset(span), WireRows.length(span))
         .slice()
         .asReadOnlyBuffer();
   }
@@ -226,8 +280,8 @@ public final class TableRow {
    * @return whether the value is null
    */
   public boolean isNull(int index) {
-    Wire w = wire;
-    return w == null ? values[index] == null : w.spans[index] == WireRows.NULL;
+    Object[] v = values;
+    return v != null ? v[index] == null : span(index) == WireRows.NULL;
   }
 
   /**
@@ -244,7 +298,7 @@ public final class TableRow {
 
       @Override
       public int size() {
-        return values.length;
+        return size;
       }
     };
   }
@@ -255,15 +309,20 @@ public final class TableRow {
       return null;
     }
     if (!type.isInstance(v)) {
-      throw new ClassCastException(
-          "column "
-              + index
-              + " holds a "
-              + v.getClass().getSimpleName()
-              + ", not a "
-              + type.getSimpleName());
+      throw notA(index, v, type);
     }
     return type.cast(v);
+  }
+
+  // kept out of typed(), which stays small enough to inline into each getter
+  private static ClassCastException notA(int index, Object v, Class<?> type) {
+    return new ClassCastException(
+        "column "
+            + index
+            + " holds a "
+            + v.getClass().getSimpleName()
+            + ", not a "
+            + type.getSimpleName());
   }
 
   /**
@@ -461,19 +520,22 @@ public final class TableRow {
     return Arrays.deepHashCode(decodedValues());
   }
 
-  // every value decoded: the values array itself once nothing is left unread
+  // every value decoded
   private @Nullable Object[] decodedValues() {
-    if (wire != null) {
-      for (int i = 0; i < values.length; i++) {
-        get(i);
-      }
+    Object[] v = values;
+    if (v != null) {
+      return v;
     }
-    return values;
+    @Nullable Object[] all = new Object[size];
+    for (int i = 0; i < size; i++) {
+      all[i] = get(i);
+    }
+    return all;
   }
 
   /** Returns the column count only: rows may hold personal data, which must not reach logs. */
   @Override
   public String toString() {
-    return "TableRow[" + values.length + " values]";
+    return "TableRow[" + size + " values]";
   }
 }

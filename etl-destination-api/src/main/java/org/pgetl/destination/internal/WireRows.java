@@ -15,12 +15,21 @@ public final class WireRows {
      * Makes a row.
      *
      * @param buffer the bytes the values are in; the row keeps it, the caller must not change it
-     * @param spans per column, {@link #span} of its value, or {@link #NULL}
+     * @param spans from {@code spanBase} on, per column, {@link #span} of its value, or {@link
+     *     #NULL}
+     * @param spanBase where the row's spans start in {@code spans}
+     * @param columns the row's column count
      * @param decoder the decoder of the row's columns
      * @param sizeHintBytes an estimate of the heap the row holds
      * @return the row
      */
-    TableRow make(byte[] buffer, long[] spans, WireDecoder decoder, long sizeHintBytes);
+    TableRow make(
+        byte[] buffer,
+        long[] spans,
+        int spanBase,
+        int columns,
+        WireDecoder decoder,
+        long sizeHintBytes);
   }
 
   /** The span of an SQL NULL. */
@@ -71,12 +80,36 @@ public final class WireRows {
    * @return the row
    */
   public static TableRow row(byte[] buffer, long[] spans, WireDecoder decoder, long sizeHintBytes) {
+    return row(buffer, spans, 0, spans.length, decoder, sizeHintBytes);
+  }
+
+  /**
+   * Makes a row whose values are decoded when first read, with its spans in a slice of an array
+   * that rows read one after the other share (one allocation for many rows).
+   *
+   * @param buffer the bytes the values are in; the row keeps it, the caller must not change it
+   * @param spans from {@code spanBase} on, per column, {@link #span} of its value, or {@link
+   *     #NULL}; the row keeps it, the caller must not change that slice
+   * @param spanBase where the row's spans start
+   * @param columns the row's column count
+   * @param decoder the decoder of the row's columns
+   * @param sizeHintBytes an estimate of the heap the row holds
+   * @return the row
+   */
+  public static TableRow row(
+      byte[] buffer,
+      long[] spans,
+      int spanBase,
+      int columns,
+      WireDecoder decoder,
+      long sizeHintBytes) {
+    Objects.checkFromIndexSize(spanBase, columns, spans.length);
     Factory f = factory;
     if (f == null) {
       TableRow.of(); // initialises TableRow, which registers its factory
       f = Objects.requireNonNull(factory, "TableRow registers its factory");
     }
-    return f.make(buffer, spans, decoder, sizeHintBytes);
+    return f.make(buffer, spans, spanBase, columns, decoder, sizeHintBytes);
   }
 
   /**

@@ -23,7 +23,14 @@ public final class CopyBinaryParser extends CopyRowParser {
   };
 
   private final boolean[] asText;
+  // rows per shared span array of parseWire: 8 KiB of spans for a table of 8 columns
+  private static final int SPAN_CHUNK_ROWS = 128;
+
   private boolean headerSeen;
+  private final long[] estimateBase;
+  private final long[] estimatePerByte;
+  private long[] spanChunk = new long[0];
+  private int spanNext;
   private boolean trailerSeen;
 
   /**
@@ -35,8 +42,16 @@ public final class CopyBinaryParser extends CopyRowParser {
   public CopyBinaryParser(List<ValueCodec> codecs) {
     super(codecs);
     asText = new boolean[this.codecs.length];
+    estimateBase = new long[this.codecs.length];
+    estimatePerByte = new long[this.codecs.length];
     for (int i = 0; i < asText.length; i++) {
       asText[i] = !this.codecs[i].canDecodeBinary();
+      // most codecs' estimates are linear in the value's length: read those once, not per value
+      long base = this.codecs[i].heapEstimate(0);
+      long perByte = this.codecs[i].heapEstimate(1) - base;
+      boolean linear = this.codecs[i].heapEstimate(1 << 20) == base + perByte * (1 << 20);
+      estimateBase[i] = linear ? base : -1;
+      estimatePerByte[i] = perByte;
     }
   }
 
@@ -167,9 +182,15 @@ public final class CopyBinaryParser extends CopyRowParser {
     if (count != n) {
       throw malformed("binary", "row has " + count + " columns, expected " + n);
     }
-    long[] spans = new long[n];
-    // the message, the spans, and the values once they are read
-    long size = rowOverhead(n) + 16 + 8L * n + 16 + end;
+    // the rows share one span array, allocated for many rows at a time
+    if (spanChunk.length - spanNext < n) {
+      spanChunk = new long[n * SPAN_CHUNK_ROWS];
+      spanNext = 0;
+    }
+    long[] spans = spanChunk;
+    int base = spanNext;
+    // the message, its share of the spans, and the values once they are read
+    long size = rowOverhead(n) + 8L * n + 16 + end;
     for (int col = 0; col < n; col++) {
       if (end - p < 4) {
         throw malformed("binary", "truncated field length in column " + (col + 1));
@@ -177,21 +198,23 @@ public final class CopyBinaryParser extends CopyRowParser {
       int flen = Bytes.int32(m, p);
       p += 4;
       if (flen == -1) {
-        spans[col] = WireRows.NULL;
+        spans[base + col] = WireRows.NULL;
         continue;
       }
       if (flen < 0 || flen > end - p) {
         throw malformed("binary", "field length out of range in column " + (col + 1));
       }
-      spans[col] = WireRows.span(p, flen);
-      size += codecs[col].heapEstimate(flen);
+      spans[base + col] = WireRows.span(p, flen);
+      long fixed = estimateBase[col];
+      size += fixed >= 0 ? fixed + estimatePerByte[col] * flen : codecs[col].heapEstimate(flen);
       p += flen;
     }
     if (p != end) {
       throw malformed("binary", "a CopyData message holds more than one row");
     }
     lastRowSizeHint = size;
-    return WireRows.row(m, spans, decoder, size);
+    spanNext = base + n;
+    return WireRows.row(m, spans, base, n, decoder, size);
   }
 
   private int header(byte[] m, int p, int end) {
