@@ -10,8 +10,10 @@ module org.pgetl.destination.api {
   exports org.pgetl.destination;
   exports org.pgetl.error;
   exports org.pgetl.model;
-  // helpers of pgetl's own destinations, not API
+  // helpers of pgetl's own destinations and the engine's rows of wire bytes, not API
   exports org.pgetl.destination.internal to
+      org.pgetl.core,
+      org.pgetl.testkit,
       org.pgetl.destination.postgres,
       org.pgetl.destination.duckdb,
       org.pgetl.examples;

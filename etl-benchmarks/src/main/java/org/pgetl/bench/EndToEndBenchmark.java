@@ -496,21 +496,7 @@ public final class EndToEndBenchmark {
 
   /** The CPU seconds a server process (Linux {@code /proc}, else -1) and this JVM used so far. */
   private static double[] cpuSeconds(long pid) {
-    double server = -1;
-    try {
-      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ", -1);
-      // utime and stime, fields 14 and 15 of the line, in clock ticks (100 a second on Linux)
-      server = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
-    } catch (java.io.IOException | RuntimeException e) {
-      // not Linux, or the process is gone
-    }
-    double jvm =
-        ((com.sun.management.OperatingSystemMXBean)
-                    java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime()
-            / 1e9;
-    return new double[] {server, jvm};
+    return new double[] {Bench.processCpuSeconds(pid), Bench.jvmCpuSeconds()};
   }
 
   /**
@@ -519,44 +505,7 @@ public final class EndToEndBenchmark {
    * not on Linux.
    */
   private static double[] cpuNow(EmbeddedPostgres pg) {
-    double server = -1;
-    try {
-      long postmaster = pg.pid();
-      double total = 0;
-      try (java.util.stream.Stream<java.nio.file.Path> procs =
-          java.nio.file.Files.list(java.nio.file.Path.of("/proc"))) {
-        for (java.nio.file.Path proc : (Iterable<java.nio.file.Path>) procs::iterator) {
-          String name = proc.getFileName().toString();
-          if (!name.chars().allMatch(Character::isDigit)) {
-            continue;
-          }
-          String[] f;
-          try {
-            String stat = java.nio.file.Files.readString(proc.resolve("stat"));
-            f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-          } catch (java.io.IOException e) {
-            continue; // gone meanwhile
-          }
-          long pid = Long.parseLong(name);
-          long ppid = Long.parseLong(f[1]);
-          if (pid == postmaster) {
-            // utime, stime, cutime, cstime: fields 14 to 17, in clock ticks (100 a second)
-            total +=
-                (Long.parseLong(f[11])
-                        + Long.parseLong(f[12])
-                        + Long.parseLong(f[13])
-                        + Long.parseLong(f[14]))
-                    / 100.0;
-          } else if (ppid == postmaster) {
-            total += (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
-          }
-        }
-      }
-      server = total;
-    } catch (java.io.IOException | RuntimeException e) {
-      // not Linux
-    }
-    return new double[] {server, cpuSeconds(-1)[1]};
+    return new double[] {Bench.serverCpuSeconds(pg), Bench.jvmCpuSeconds()};
   }
 
   /** How far the walsender of a slot is behind the end of the WAL, in bytes. */

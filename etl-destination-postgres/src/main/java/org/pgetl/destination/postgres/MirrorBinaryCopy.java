@@ -1,6 +1,7 @@
 package org.pgetl.destination.postgres;
 
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -10,18 +11,28 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoField;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.postgres.MirrorCatalog.Column;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 import org.postgresql.copy.CopyIn;
 
 /**
  * Writes copy batches in {@code COPY ... (FORMAT binary)} for {@link MirrorRows#copy}: each value
  * goes in the binary form its type's receive function reads, so neither side formats or parses
- * text. Only columns of the types below qualify, with the Java classes pgetl decodes them to; a
- * table with any other column (or a value of another class) is copied as text.
+ * text.
+ *
+ * <p>A value that arrived in its binary wire form ({@link TableRow#wireFormat} {@code BINARY}: a
+ * copied row's value) in a column that {@link MirrorCatalog#passesBinaryThrough} passes goes in as
+ * it is, its length then its bytes, never decoded. Any other value is encoded from its Java value,
+ * which only columns of the types below can do, with the Java classes pgetl decodes them to; a
+ * batch with a value neither way can write (a column of another type without its binary wire form,
+ * a value of another class) is copied as text. A column that the target stores as {@code text}
+ * because it lacks the source's type takes the value's text form, which is {@code text}'s binary
+ * form too.
  *
  * <p>{@code int2}, {@code int4}, {@code int8}, {@code bool}, {@code float4}, {@code float8}, {@code
  * numeric} (also NaN and ±Infinity), {@code text}, {@code varchar}, {@code json}, {@code jsonb}
@@ -46,6 +57,9 @@ final class MirrorBinaryCopy {
   private static final int UUID_OID = 2950;
   private static final int JSONB = 3802;
 
+  /** Not an oid: a column {@link #storedAsText stored as text}. */
+  private static final int AS_TEXT = -1;
+
   /** Seconds from 1970-01-01 to PostgreSQL's epoch, 2000-01-01. */
   private static final long PG_EPOCH_SECONDS = 946_684_800L;
 
@@ -59,30 +73,65 @@ final class MirrorBinaryCopy {
 
   private MirrorBinaryCopy() {}
 
+  /** The text form of a value, as a text {@code COPY} would write it. */
+  interface TextForm {
+    /**
+     * Returns the text form of a value of a column.
+     *
+     * @param c the column
+     * @param value the value, not null
+     * @return its text
+     */
+    String of(Column c, Object value);
+  }
+
   /**
-   * Whether every column has a binary encoder here and the target column has the source's type (a
-   * column stored as {@code text} because the target lacks the type takes the text form).
+   * Whether a column is stored as {@code text} because the target lacks the source's type (an enum,
+   * a domain, a composite of the source): its values go in their text form, which is also text's
+   * binary form.
    */
-  static boolean supports(List<Column> columns) {
+  static boolean storedAsText(Column c) {
+    return "text".equals(c.targetType()) && !"text".equals(c.sourceType());
+  }
+
+  /**
+   * Whether every column can be written in binary: its wire form passes through ({@code
+   * passThrough}), it is {@link #storedAsText stored as text}, or it has an encoder here and the
+   * target column has the source's type.
+   */
+  static boolean supports(List<Column> columns, boolean[] passThrough) {
     if (columns.isEmpty()) {
       return false;
     }
-    for (Column c : columns) {
-      if (!c.targetType().equals(c.sourceType()) || expected(c.typeOid()) == null) {
+    for (int i = 0; i < passThrough.length; i++) {
+      Column c = columns.get(i);
+      if (!passThrough[i]
+          && !storedAsText(c)
+          && (!c.targetType().equals(c.sourceType()) || expected(c.typeOid()) == null)) {
         return false;
       }
     }
     return true;
   }
 
-  /** Whether every non-null value has the class its column's encoder takes. */
-  static boolean accepts(List<Column> columns, List<TableRow> rows) {
+  /**
+   * Whether every non-null value passes through, goes into a column stored as text, or has the
+   * class its column's encoder takes; reads (decodes) only the values of the last kind.
+   */
+  static boolean accepts(List<Column> columns, boolean[] passThrough, List<TableRow> rows) {
     Class<?>[] classes = new Class<?>[columns.size()];
+    boolean[] anyClass = new boolean[columns.size()];
     for (int i = 0; i < classes.length; i++) {
       classes[i] = expected(columns.get(i).typeOid());
+      anyClass[i] = storedAsText(columns.get(i));
     }
     for (TableRow row : rows) {
       for (int i = 0; i < classes.length; i++) {
+        if (row.isNull(i)
+            || anyClass[i]
+            || (passThrough[i] && row.wireFormat(i) == WireFormat.BINARY)) {
+          continue;
+        }
         Object v = row.get(i);
         if (v != null && v.getClass() != classes[i]) {
           return false;
@@ -111,24 +160,37 @@ final class MirrorBinaryCopy {
     };
   }
 
-  /** Sends the rows in binary COPY format; the caller started the COPY and ends it. */
-  static void write(CopyIn in, List<Column> columns, List<TableRow> rows) throws SQLException {
+  /**
+   * Sends the rows in binary COPY format, the values of {@code passThrough} columns that have their
+   * binary wire form as they are, and the values of columns {@link #storedAsText stored as text} in
+   * the form {@code text} gives; the caller started the COPY and ends it.
+   */
+  static void write(
+      CopyIn in, List<Column> columns, boolean[] passThrough, TextForm text, List<TableRow> rows)
+      throws SQLException {
     Out out = new Out(in);
     out.bytes(HEADER);
     int[] types = new int[columns.size()];
     for (int i = 0; i < types.length; i++) {
-      types[i] = columns.get(i).typeOid();
+      types[i] = storedAsText(columns.get(i)) ? AS_TEXT : columns.get(i).typeOid();
     }
     for (TableRow row : rows) {
       out.ensure(2);
       out.int16(types.length);
       for (int i = 0; i < types.length; i++) {
-        Object v = row.get(i);
-        if (v == null) {
+        if (row.isNull(i)) {
           out.ensure(4);
           out.int32(-1);
+        } else if (passThrough[i] && row.wireFormat(i) == WireFormat.BINARY) {
+          ByteBuffer wire = Objects.requireNonNull(row.wireValue(i), "a value in wire form");
+          out.ensure(4);
+          out.int32(wire.remaining());
+          out.bytes(wire);
+        } else if (types[i] == AS_TEXT) {
+          Object v = Objects.requireNonNull(row.get(i), "a value not null");
+          variable(out, text.of(columns.get(i), v).getBytes(StandardCharsets.UTF_8), false);
         } else {
-          value(out, types[i], v);
+          value(out, types[i], Objects.requireNonNull(row.get(i), "a value not null"));
         }
       }
     }
@@ -307,6 +369,21 @@ final class MirrorBinaryCopy {
       }
       System.arraycopy(b, 0, buf, pos, b.length);
       pos += b.length;
+    }
+
+    void bytes(ByteBuffer b) throws SQLException {
+      int n = b.remaining();
+      if (pos + n > buf.length) {
+        flush();
+        if (n > buf.length) {
+          byte[] whole = new byte[n];
+          b.get(whole);
+          in.writeToCopy(whole, 0, n);
+          return;
+        }
+      }
+      b.get(buf, pos, n);
+      pos += n;
     }
 
     void int16(int v) {

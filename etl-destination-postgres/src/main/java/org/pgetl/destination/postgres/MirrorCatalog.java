@@ -228,6 +228,8 @@ final class MirrorCatalog {
   private final @Nullable MirrorSource source; // null: generated columns are left out
   private final Map<TableId, Table> tables = new ConcurrentHashMap<>();
   private final Map<String, String> targetTypes = new ConcurrentHashMap<>();
+  // "typeOid sourceType": whether a copied binary value of that column goes in as it is
+  private final Map<String, Boolean> binaryPassThrough = new ConcurrentHashMap<>();
 
   /**
    * Creates the catalog of one pipeline's mirror.
@@ -689,6 +691,76 @@ final class MirrorCatalog {
         cs.typeName(),
         targetType(conn, cs.typeName()),
         keyOrdinal);
+  }
+
+  /**
+   * Whether a column's values in their binary wire form (a copied row's {@link
+   * org.pgetl.model.TableRow#wireValue}) go into the target column as they are, in a binary {@code
+   * COPY}: the target column has the source column's type, and that type's binary form means the
+   * same in both databases. That holds for a built-in type (an oid below {@value
+   * #FIRST_NON_BUILTIN_OID}, fixed by PostgreSQL's own catalog in every database and release) that
+   * the target resolves the same name to, that is a base type, range or multirange with a receive
+   * function, and that is not an oid alias ({@code regclass} and the like: their binary form is the
+   * oid of an object of the source database); its element, if any (arrays, and {@code point},
+   * {@code name}, {@code oidvector} ...), must be such a type too, because an array's binary form
+   * carries its element type's oid. Enums, composites, domains and every type created in the source
+   * have oids of their own database, and composites (built-in row types too) carry their fields'
+   * type oids: their values never pass through.
+   */
+  boolean passesBinaryThrough(Connection conn, Column c) throws SQLException {
+    if (!c.targetType().equals(c.sourceType()) || !builtInValueType(c.typeOid())) {
+      return false;
+    }
+    String key = c.typeOid() + " " + c.sourceType();
+    Boolean known = binaryPassThrough.get(key);
+    if (known != null) {
+      return known;
+    }
+    boolean passes = false;
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT to_regtype(?)::oid = t.oid, t.typtype, t.typreceive <> 0, t.typelem,"
+                + " e.typtype FROM pg_type t LEFT JOIN pg_type e ON e.oid = t.typelem"
+                + " WHERE t.oid = ?")) {
+      ps.setString(1, c.sourceType());
+      ps.setInt(2, c.typeOid());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          int element = rs.getInt(4);
+          passes =
+              rs.getBoolean(1)
+                  && rangeOrBase(rs.getString(2))
+                  && rs.getBoolean(3)
+                  && (element == 0 || (builtInValueType(element) && rangeOrBase(rs.getString(5))));
+        }
+      }
+    }
+    binaryPassThrough.put(key, passes);
+    return passes;
+  }
+
+  /**
+   * The first oid that is not fixed by PostgreSQL's own catalog ({@code FirstGenbkiObjectId}):
+   * below it, an oid names the same type in every database of every release.
+   */
+  static final int FIRST_NON_BUILTIN_OID = 10_000;
+
+  /**
+   * The built-in oid aliases ({@code regproc}, {@code regprocedure}, {@code regoper}, {@code
+   * regoperator}, {@code regclass}, {@code regtype}, {@code regconfig}, {@code regdictionary},
+   * {@code regnamespace}, {@code regrole}, {@code regcollation}): their binary form is the oid of a
+   * source object, their text form its name.
+   */
+  private static final Set<Integer> OID_ALIASES =
+      Set.of(24, 2202, 2203, 2204, 2205, 2206, 3734, 3769, 4089, 4096, 4191);
+
+  private static boolean builtInValueType(int oid) {
+    return oid > 0 && oid < FIRST_NON_BUILTIN_OID && !OID_ALIASES.contains(oid);
+  }
+
+  // base type, range or multirange: not a composite, domain, enum or pseudo-type
+  private static boolean rangeOrBase(@Nullable String typtype) {
+    return "b".equals(typtype) || "r".equals(typtype) || "m".equals(typtype);
   }
 
   /**

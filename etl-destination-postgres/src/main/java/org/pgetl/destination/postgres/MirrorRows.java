@@ -1,5 +1,6 @@
 package org.pgetl.destination.postgres;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -25,6 +26,7 @@ import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 import org.pgetl.model.UpdatedRow;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
@@ -36,9 +38,10 @@ import org.slf4j.LoggerFactory;
  * transaction: copy batches through {@code COPY ... FROM STDIN}, and changes as few statements as
  * their order allows.
  *
- * <p>Every value travels as text: {@link PgText#format} gives the form the server's input function
- * reads back to the same value, bound as an untyped parameter and cast to the column's type ({@code
- * ?::numeric(12,2)}).
+ * <p>Every value of a change travels as text, bound as an untyped parameter and cast to the
+ * column's type ({@code ?::numeric(12,2)}) or copied: outside the key, the text form pgoutput sent,
+ * as it is; in the key, {@link PgText#format} of the decoded value, the form the server's input
+ * function reads back to the same value (see {@code valueText}).
  *
  * <p>Changes of a table with a key are folded into their net effect per key before anything is
  * written, because changes of different keys (and of different tables: the mirror has no foreign
@@ -137,23 +140,35 @@ final class MirrorRows {
   // --- copy
 
   /**
-   * Writes a copy batch with {@code COPY ... FROM STDIN}: in binary format when every column has a
-   * binary encoder ({@link MirrorBinaryCopy}), else in text format. A copy attempt writes each row
-   * once into a table that {@code dropTableForCopy} emptied, so no upsert is needed; a batch
-   * delivered again is skipped by its id before this is called.
+   * Writes a copy batch with {@code COPY ... FROM STDIN}: in binary format when every column's
+   * values pass through in their binary wire form or have a binary encoder ({@link
+   * MirrorBinaryCopy}), else in text format. A copy attempt writes each row once into a table that
+   * {@code dropTableForCopy} emptied, so no upsert is needed; a batch delivered again is skipped by
+   * its id before this is called.
    */
-  static void copy(Connection conn, Table t, ReplicatedTableSchema schema, List<TableRow> rows)
+  static void copy(
+      Connection conn,
+      MirrorCatalog catalog,
+      Table t,
+      ReplicatedTableSchema schema,
+      List<TableRow> rows)
       throws SQLException {
     List<Column> columns = columns(t, schema);
     List<String> names = columns.stream().map(Column::quoted).toList();
     // a table without columns has rows of no values: COPY takes one empty line for each
     String list = names.isEmpty() ? "" : " (" + String.join(", ", names) + ")";
-    boolean binary = MirrorBinaryCopy.supports(columns) && MirrorBinaryCopy.accepts(columns, rows);
+    boolean[] passThrough = new boolean[columns.size()];
+    for (int i = 0; i < passThrough.length; i++) {
+      passThrough[i] = catalog.passesBinaryThrough(conn, columns.get(i));
+    }
+    boolean binary =
+        MirrorBinaryCopy.supports(columns, passThrough)
+            && MirrorBinaryCopy.accepts(columns, passThrough, rows);
     String sql =
         "COPY " + t.quotedName() + list + " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
     try {
       if (binary) {
-        copyBinary(conn, columns, sql, rows);
+        copyBinary(conn, t, columns, passThrough, sql, rows);
       } else {
         copyIn(conn, t, columns, sql, rows);
       }
@@ -163,10 +178,21 @@ final class MirrorRows {
   }
 
   private static void copyBinary(
-      Connection conn, List<Column> columns, String sql, List<TableRow> rows) throws SQLException {
+      Connection conn,
+      Table t,
+      List<Column> columns,
+      boolean[] passThrough,
+      String sql,
+      List<TableRow> rows)
+      throws SQLException {
     CopyIn in = conn.unwrap(PGConnection.class).getCopyAPI().copyIn(sql);
     try {
-      MirrorBinaryCopy.write(in, columns, rows);
+      MirrorBinaryCopy.write(
+          in,
+          columns,
+          passThrough,
+          (c, v) -> Objects.requireNonNull(text(t, c, v), "the text of a value"),
+          rows);
       in.endCopy();
     } finally {
       if (in.isActive()) {
@@ -282,7 +308,7 @@ final class MirrorRows {
     List<Column> columns = columnsOf(t, schema);
     String[] values = new String[columns.size()];
     for (int i = 0; i < values.length; i++) {
-      values[i] = text(t, columns.get(i), row.get(i));
+      values[i] = valueText(t, columns.get(i), row, i);
     }
     if (!t.keyed()) {
       addToRun(t, columns, values);
@@ -304,7 +330,11 @@ final class MirrorRows {
     boolean[] present = new boolean[columns.size()];
     for (int i = 0; i < columns.size(); i++) {
       present[i] = row.isPresent(i);
-      values[i] = present[i] ? text(t, columns.get(i), row.get(i)) : null;
+      if (row instanceof UpdatedRow.Full full) {
+        values[i] = valueText(t, columns.get(i), full.row(), i);
+      } else {
+        values[i] = present[i] ? text(t, columns.get(i), row.get(i)) : null;
+      }
     }
     if (match.wholeRow()) {
       updateInPlace(t, columns, values, present, match);
@@ -997,6 +1027,23 @@ final class MirrorRows {
       columns.add(t.column(schema.columns().get(i).ordinalPosition()));
     }
     return columns;
+  }
+
+  /**
+   * The text of a value written into a column: for a column outside the key, the text form
+   * PostgreSQL sent ({@link TableRow#wireFormat} {@code TEXT}: a change's value) as it is, without
+   * decoding it; else {@link #text} of the decoded value. Key values are always formatted from the
+   * decoded value, because the fold compares them as text with the key values of old keys and
+   * partial rows, which have no wire form.
+   */
+  private static @Nullable String valueText(Table t, Column c, TableRow row, int i) {
+    if (c.keyOrdinal() == 0 && row.wireFormat(i) == WireFormat.TEXT) {
+      ByteBuffer wire = Objects.requireNonNull(row.wireValue(i), "a value in wire form");
+      byte[] bytes = new byte[wire.remaining()];
+      wire.get(bytes);
+      return new String(bytes, StandardCharsets.UTF_8);
+    }
+    return text(t, c, row.get(i));
   }
 
   private static @Nullable String text(Table t, Column c, @Nullable Object value) {

@@ -102,7 +102,7 @@ final class MirrorTransaction {
       return;
     }
     Table t = catalog.ensure(conn, staged, schema);
-    MirrorRows.copy(conn, t, schema, batch.rows());
+    MirrorRows.copy(conn, catalog, t, schema, batch.rows());
   }
 
   /**

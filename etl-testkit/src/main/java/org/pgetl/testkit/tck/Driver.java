@@ -71,7 +71,7 @@ final class Driver {
   Outcome batch(ReplicatedTableSchema table, TableCopyBatchId id, List<TableRow> rows) {
     AsyncResult r = AsyncResult.create();
     String what = "writeTableRows(" + table.name() + ", batch " + id + ")";
-    TableCopyWrite write = new TableCopyWrite.Batch(id, rows);
+    TableCopyWrite write = new TableCopyWrite.Batch(id, WireForms.copied(table, rows));
     timed(what, () -> destination.writeTableRows(table, write, r));
     return await(r, what);
   }
@@ -107,9 +107,10 @@ final class Driver {
 
   AsyncResult eventsAsync(StreamId stream, List<Event> events, WriteDurability durability) {
     AsyncResult r = AsyncResult.create();
+    List<Event> sent = WireForms.streamed(events);
     timed(
         "writeEvents(" + stream + ", " + events.size() + " events, " + durability + ")",
-        () -> destination.writeEvents(stream, events, durability, r));
+        () -> destination.writeEvents(stream, sent, durability, r));
     return r;
   }
 

@@ -1,11 +1,14 @@
 package org.pgetl.core.internal.apply;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.core.internal.codec.ColumnDecoder;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.error.ErrorKind;
@@ -15,6 +18,7 @@ import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
+import org.pgetl.model.TableRow.WireFormat;
 import org.pgetl.store.PipelineStore;
 
 /**
@@ -35,11 +39,48 @@ final class RelationCache {
     /** Whether a {@code Relation} event for this version went out on this stream. */
     boolean announced;
 
+    // the decoders of its rows and of its key rows, in text and in binary form
+    private final ColumnDecoder textRows;
+    private final ColumnDecoder binaryRows;
+    private final ColumnDecoder textKeys;
+    private final ColumnDecoder binaryKeys;
+
+    /** The decoder of its rows whose values are all in one form (a row of NULLs: any). */
+    ColumnDecoder rowDecoder(@Nullable WireFormat f) {
+      return f == WireFormat.BINARY ? binaryRows : textRows;
+    }
+
+    /** The decoder of its key rows whose values are all in one form. */
+    ColumnDecoder keyDecoder(@Nullable WireFormat f) {
+      return f == WireFormat.BINARY ? binaryKeys : textKeys;
+    }
+
     Entry(TableId table, ReplicatedTableSchema schema, List<ValueCodec> codecs) {
       this.table = table;
       this.schema = schema;
       this.codecs = codecs.toArray(new ValueCodec[0]);
       this.identity = schema.identityColumnIndexes();
+      List<String> names = new ArrayList<>();
+      List<ColumnSchema> columns = schema.columns();
+      for (int i = 0; i < this.codecs.length; i++) {
+        names.add(i < columns.size() ? columns.get(i).name() : "#" + (i + 1));
+      }
+      String name = schema.name().toString();
+      List<ValueCodec> keyCodecs = new ArrayList<>();
+      List<String> keyNames = new ArrayList<>();
+      for (int i : identity) {
+        keyCodecs.add(this.codecs[i]);
+        keyNames.add(names.get(i));
+      }
+      textRows = decoder(codecs, WireFormat.TEXT, names, name);
+      binaryRows = decoder(codecs, WireFormat.BINARY, names, name);
+      textKeys = decoder(keyCodecs, WireFormat.TEXT, keyNames, name);
+      binaryKeys = decoder(keyCodecs, WireFormat.BINARY, keyNames, name);
+    }
+
+    private static ColumnDecoder decoder(
+        List<ValueCodec> codecs, WireFormat f, List<String> names, String table) {
+      return new ColumnDecoder(codecs, Collections.nCopies(codecs.size(), f), names, table);
     }
   }
 

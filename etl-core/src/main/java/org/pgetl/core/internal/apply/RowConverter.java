@@ -2,21 +2,29 @@ package org.pgetl.core.internal.apply;
 
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.core.internal.codec.ColumnDecoder;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.decode.TupleData;
+import org.pgetl.destination.internal.WireRows;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.OldRow;
 import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 import org.pgetl.model.UpdatedRow;
 
 /**
- * Turns pgoutput tuple data into the model's rows, decoding each value straight from the message
- * buffer with the column's codec.
+ * Turns pgoutput tuple data into the model's rows. A row keeps the message's bytes and each value's
+ * place in them, and decodes a value with its column's codec when the destination first reads it
+ * ({@link WireRows}), when its values are all in one form (text, or binary with {@code
+ * pgoutputBinary}). A row of mixed forms and a partial UPDATE row (an unchanged TOAST value the old
+ * tuple does not hold) are decoded at once.
  */
 final class RowConverter {
   private static final long ROW_OVERHEAD = 16;
   private static final long VALUE_OVERHEAD = 16;
+  // per value of a row over its message: its span, and its slot for the decoded value
+  private static final long SPAN_BYTES = 16;
 
   private RowConverter() {}
 
@@ -31,8 +39,6 @@ final class RowConverter {
   static TableRow full(RelationCache.Entry e, TupleData t, String what) {
     checkWidth(e, t, what);
     int n = t.columnCount();
-    Object[] values = new Object[n];
-    long size = ROW_OVERHEAD;
     for (int i = 0; i < n; i++) {
       if (t.isUnchangedToast(i)) {
         throw new EtlException(
@@ -40,6 +46,17 @@ final class RowConverter {
             what + " of " + e.schema.name() + " carries an unchanged TOAST value in a full row",
             "column " + e.schema.columns().get(i).name());
       }
+    }
+    Spans spans = new Spans(n);
+    for (int i = 0; i < n && spans.add(t, i); i++) {}
+    return spans.complete() ? spans.row(t.buffer(), e.rowDecoder(spans.format)) : eagerFull(e, t);
+  }
+
+  private static TableRow eagerFull(RelationCache.Entry e, TupleData t) {
+    int n = t.columnCount();
+    Object[] values = new Object[n];
+    long size = ROW_OVERHEAD;
+    for (int i = 0; i < n; i++) {
       values[i] = value(e, t, i);
       size += VALUE_OVERHEAD + Math.max(0, t.length(i));
     }
@@ -65,6 +82,12 @@ final class RowConverter {
         missingCount++;
       }
     }
+    if (missingCount == 0) {
+      TableRow lazy = lazyUpdated(e, newTuple, oldTuple);
+      if (lazy != null) {
+        return new UpdatedRow.Full(lazy);
+      }
+    }
     int[] missing = new int[missingCount];
     Object[] values = new Object[n - missingCount];
     long size = ROW_OVERHEAD;
@@ -85,6 +108,24 @@ final class RowConverter {
     }
     TableRow row = TableRow.wrap(values, size);
     return missingCount == 0 ? new UpdatedRow.Full(row) : new UpdatedRow.Partial(n, row, missing);
+  }
+
+  /**
+   * Returns an UPDATE's whole new row over the message's bytes, its unchanged TOAST values taken
+   * from the old tuple; null when a value is not in text form.
+   */
+  private static @Nullable TableRow lazyUpdated(
+      RelationCache.Entry e, TupleData newTuple, @Nullable TupleData oldTuple) {
+    int n = newTuple.columnCount();
+    Spans spans = new Spans(n);
+    for (int i = 0; i < n; i++) {
+      TupleData t = newTuple.isUnchangedToast(i) ? oldTuple : newTuple;
+      // both tuples of one message share its bytes
+      if (t == null || t.buffer() != newTuple.buffer() || !spans.add(t, i)) {
+        return null;
+      }
+    }
+    return spans.row(newTuple.buffer(), e.rowDecoder(spans.format));
   }
 
   /**
@@ -116,15 +157,71 @@ final class RowConverter {
           // no key columns known: keep every column the server sent
           return new OldRow.Key(full(e, old, what));
         }
-        Object[] key = new Object[idx.length];
-        long size = ROW_OVERHEAD;
-        for (int k = 0; k < idx.length; k++) {
-          key[k] = value(e, old, idx[k]);
-          size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
-        }
-        return new OldRow.Key(TableRow.wrap(key, size));
+        return new OldRow.Key(key(e, old, idx));
       }
       default -> throw new IllegalStateException("unknown old tuple kind " + kind);
+    }
+  }
+
+  private static TableRow key(RelationCache.Entry e, TupleData old, int[] idx) {
+    Spans spans = new Spans(idx.length);
+    for (int k = 0; k < idx.length && spans.add(old, idx[k]); k++) {}
+    if (spans.complete()) {
+      return spans.row(old.buffer(), e.keyDecoder(spans.format));
+    }
+    Object[] key = new Object[idx.length];
+    long size = ROW_OVERHEAD;
+    for (int k = 0; k < idx.length; k++) {
+      key[k] = value(e, old, idx[k]);
+      size += VALUE_OVERHEAD + Math.max(0, old.length(idx[k]));
+    }
+    return TableRow.wrap(key, size);
+  }
+
+  /**
+   * The spans of a row's values in their message, collected value by value while they are all in
+   * one form (text, or binary with {@code pgoutputBinary}); a NULL fits either.
+   */
+  private static final class Spans {
+    final long[] spans;
+    int count;
+    long size;
+    @Nullable WireFormat format;
+
+    Spans(int n) {
+      spans = new long[n];
+      size = ROW_OVERHEAD + SPAN_BYTES * n;
+    }
+
+    /** Adds the tuple's value of a column; false when it cannot be kept in the row's form. */
+    boolean add(TupleData t, int column) {
+      WireFormat f;
+      switch (t.kind(column)) {
+        case NULL -> {
+          spans[count++] = WireRows.NULL;
+          return true;
+        }
+        case TEXT -> f = WireFormat.TEXT;
+        case BINARY -> f = WireFormat.BINARY;
+        default -> {
+          return false;
+        }
+      }
+      if (format != null && format != f) {
+        return false;
+      }
+      format = f;
+      spans[count++] = WireRows.span(t.offset(column), t.length(column));
+      size += VALUE_OVERHEAD + t.length(column);
+      return true;
+    }
+
+    boolean complete() {
+      return count == spans.length;
+    }
+
+    TableRow row(byte[] buffer, ColumnDecoder decoder) {
+      return WireRows.row(buffer, spans, decoder, size);
     }
   }
 

@@ -1,8 +1,12 @@
 package org.pgetl.core.internal.codec;
 
+import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.destination.internal.WireRows;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.TableRow;
+import org.pgetl.model.TableRow.WireFormat;
 
 /**
  * Parses rows of {@code COPY ... TO STDOUT (FORMAT binary)}: an 11-byte signature, int32 flags and
@@ -19,7 +23,14 @@ public final class CopyBinaryParser extends CopyRowParser {
   };
 
   private final boolean[] asText;
+  // rows per shared span array of parseWire: 8 KiB of spans for a table of 8 columns
+  private static final int SPAN_CHUNK_ROWS = 128;
+
   private boolean headerSeen;
+  private final long[] estimateBase;
+  private final long[] estimatePerByte;
+  private long[] spanChunk = new long[0];
+  private int spanNext;
   private boolean trailerSeen;
 
   /**
@@ -31,8 +42,16 @@ public final class CopyBinaryParser extends CopyRowParser {
   public CopyBinaryParser(List<ValueCodec> codecs) {
     super(codecs);
     asText = new boolean[this.codecs.length];
+    estimateBase = new long[this.codecs.length];
+    estimatePerByte = new long[this.codecs.length];
     for (int i = 0; i < asText.length; i++) {
       asText[i] = !this.codecs[i].canDecodeBinary();
+      // most codecs' estimates are linear in the value's length: read those once, not per value
+      long base = this.codecs[i].heapEstimate(0);
+      long perByte = this.codecs[i].heapEstimate(1) - base;
+      boolean linear = this.codecs[i].heapEstimate(1 << 20) == base + perByte * (1 << 20);
+      estimateBase[i] = linear ? base : -1;
+      estimatePerByte[i] = perByte;
     }
   }
 
@@ -107,6 +126,95 @@ public final class CopyBinaryParser extends CopyRowParser {
     }
     lastRowSizeHint = size;
     return values;
+  }
+
+  /**
+   * Returns the decoder of this COPY's columns for {@link #parseWire}: binary, except the columns
+   * selected as text.
+   *
+   * @param names the columns' names, in COPY order (for errors)
+   * @param table the table's name (for errors)
+   * @return the decoder
+   */
+  public ColumnDecoder decoder(List<String> names, String table) {
+    List<WireFormat> formats = new ArrayList<>(asText.length);
+    for (boolean text : asText) {
+      formats.add(text ? WireFormat.TEXT : WireFormat.BINARY);
+    }
+    return new ColumnDecoder(List.of(codecs), formats, names, table);
+  }
+
+  /**
+   * Parses one CopyData message into a row that keeps the message and decodes a value when it is
+   * first read: the message's structure (field count, field lengths) is checked here, the values
+   * are not. The message must not be changed afterwards.
+   *
+   * @param m the message, as {@code readFromCopy()} returned it
+   * @param decoder this COPY's {@link #decoder}
+   * @return the row, or null when the message holds no row (the header or trailer alone)
+   * @throws EtlException of kind {@code INVALID_DATA} when the message is malformed
+   */
+  public @Nullable TableRow parseWire(byte[] m, ColumnDecoder decoder) {
+    int p = 0;
+    int end = m.length;
+    if (!headerSeen) {
+      p = header(m, p, end);
+      if (p == end) {
+        return null;
+      }
+    }
+    if (trailerSeen) {
+      throw malformed("binary", "data after the trailer");
+    }
+    if (end - p < 2) {
+      throw malformed("binary", "truncated field count");
+    }
+    int count = Bytes.int16(m, p);
+    p += 2;
+    if (count == -1) {
+      trailerSeen = true;
+      if (p != end) {
+        throw malformed("binary", "bytes after the trailer");
+      }
+      return null;
+    }
+    int n = codecs.length;
+    if (count != n) {
+      throw malformed("binary", "row has " + count + " columns, expected " + n);
+    }
+    // the rows share one span array, allocated for many rows at a time
+    if (spanChunk.length - spanNext < n) {
+      spanChunk = new long[n * SPAN_CHUNK_ROWS];
+      spanNext = 0;
+    }
+    long[] spans = spanChunk;
+    int base = spanNext;
+    // the message, its share of the spans, and the values once they are read
+    long size = rowOverhead(n) + 8L * n + 16 + end;
+    for (int col = 0; col < n; col++) {
+      if (end - p < 4) {
+        throw malformed("binary", "truncated field length in column " + (col + 1));
+      }
+      int flen = Bytes.int32(m, p);
+      p += 4;
+      if (flen == -1) {
+        spans[base + col] = WireRows.NULL;
+        continue;
+      }
+      if (flen < 0 || flen > end - p) {
+        throw malformed("binary", "field length out of range in column " + (col + 1));
+      }
+      spans[base + col] = WireRows.span(p, flen);
+      long fixed = estimateBase[col];
+      size += fixed >= 0 ? fixed + estimatePerByte[col] * flen : codecs[col].heapEstimate(flen);
+      p += flen;
+    }
+    if (p != end) {
+      throw malformed("binary", "a CopyData message holds more than one row");
+    }
+    lastRowSizeHint = size;
+    spanNext = base + n;
+    return WireRows.row(m, spans, base, n, decoder, size);
   }
 
   private int header(byte[] m, int p, int end) {

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.PipelineConfig;
 import org.pgetl.Shutdown;
+import org.pgetl.core.internal.codec.ColumnDecoder;
 import org.pgetl.core.internal.codec.CopyBinaryParser;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.engine.DestinationCalls;
@@ -254,6 +255,7 @@ public final class TableCopier {
     private boolean copyRange(Connection c, CopyPlanner.Partition p) throws SQLException {
       String sql = copySql(source, p);
       CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
+      ColumnDecoder decoder = parser.decoder(columnNames(), source.schema().name().toString());
       CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
       List<TableRow> batch = new ArrayList<>();
       long batchBytes = 0;
@@ -263,11 +265,11 @@ public final class TableCopier {
       try {
         byte[] data;
         while ((data = out.readFromCopy()) != null) {
-          @Nullable Object[] values = parser.parseRow(data, 0, data.length);
-          if (values == null) {
+          // the row keeps the message: pgjdbc hands out a new array for each one
+          TableRow row = parser.parseWire(data, decoder);
+          if (row == null) {
             continue;
           }
-          TableRow row = TableRow.wrap(values, parser.lastRowSizeHint());
           if (batch.isEmpty()) {
             batchStarted = ticker.nanoTime();
           }
@@ -292,6 +294,14 @@ public final class TableCopier {
         }
       }
       return batch.isEmpty() || send(batch, batchBytes);
+    }
+
+    private List<String> columnNames() {
+      List<String> names = new ArrayList<>();
+      for (ColumnSchema c : source.schema().columns()) {
+        names.add(c.name());
+      }
+      return names;
     }
 
     /** Sends a batch and waits for its answer; false when the copy must stop. */
