@@ -77,6 +77,10 @@ class SyncPoolTest {
 
     generationStop.request(StopSignal.Mode.DRAIN);
     assertThat(pool.awaitAll(System.nanoTime() + Duration.ofSeconds(10).toNanos())).isEmpty();
+    // the pool has terminated; a thread may still be on its way out of run(): wait for it
+    for (Thread t : threads) {
+      t.join(Duration.ofSeconds(10).toMillis());
+    }
     assertThat(liveThreadNames("pgetl-sync-" + PIPELINE + "-")).isEmpty();
     // between tables a thread goes back to its pool name (checked once the threads ended: a task's
     // latch counts down before its thread takes the pool name back)
