@@ -230,6 +230,10 @@ class LeaseIT {
             + " WHERE pipeline_id = 'ha_cut')");
     await().atMost(WAIT).until(() -> b.status().phase() == PipelineStatus.Phase.RUNNING);
     await().atMost(WAIT).until(() -> a.status().phase() == PipelineStatus.Phase.STANDBY);
+    // the instance that lost its lease says so in its status (and its time in lastError)
+    assertThat(a.status().lastError()).isNotNull();
+    assertThat(a.status().errors())
+        .anyMatch(m -> m.contains("the lease (epoch") && m.contains("could not be confirmed"));
     load.join();
     db.execute("INSERT INTO ha_cut VALUES (-1, -1)");
     shared.awaitRowsEqual(

@@ -363,6 +363,16 @@ public final class Engine {
                           + " stopped now, and this instance waits as a standby",
                       config.pipelineId(),
                       epoch);
+                  // status() and the listener show it, as recovered once this instance (or
+                  // another) streams again
+                  errors.record(
+                      new EtlException(
+                          ErrorKind.STATE_STORE_ERROR,
+                          "the lease (epoch "
+                              + epoch
+                              + ") could not be confirmed; this instance stopped its workers and"
+                              + " stands by",
+                          "the store was unreachable or another instance took the pipeline over"));
                   wake();
                 }
               }
