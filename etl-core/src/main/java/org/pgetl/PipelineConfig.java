@@ -74,6 +74,10 @@ import org.pgetl.error.EtlException;
  *     such a table is copied and its INSERTs and TRUNCATEs replicated, as PostgreSQL's own
  *     subscriber does (PostgreSQL refuses UPDATE and DELETE on it at the source); never fails the
  *     whole pipeline
+ * @param copyMinBytesPerConnection the least heap size of a table per copy connection: a table is
+ *     copied over one connection per this many bytes of its heap ({@code pg_relation_size}), at
+ *     least one and at most {@code copyConnectionsPerTable}, so that a small table does not pay for
+ *     connections that would each copy little; 0 always uses {@code copyConnectionsPerTable}
  */
 public record PipelineConfig(
     String pipelineId,
@@ -103,7 +107,8 @@ public record PipelineConfig(
     Duration takeoverDelay,
     boolean temporarySlots,
     FailoverSlots failoverSlots,
-    boolean requireReplicaIdentity) {
+    boolean requireReplicaIdentity,
+    long copyMinBytesPerConnection) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -119,6 +124,13 @@ public record PipelineConfig(
 
   /** 4: copy connections per table; more rarely helps on a small server. */
   public static final int DEFAULT_COPY_CONNECTIONS_PER_TABLE = 4;
+
+  /**
+   * 8 MiB: a table smaller than that is copied over one connection, a larger one over one more
+   * connection per 8 MiB up to {@code copyConnectionsPerTable}. One connection copies 8 MiB in
+   * about a tenth of a second; another connection costs a login and a snapshot import first.
+   */
+  public static final long DEFAULT_COPY_MIN_BYTES_PER_CONNECTION = 8L * 1024 * 1024;
 
   /** 2 s before the first timed retry. */
   public static final Duration DEFAULT_RETRY_DELAY = Duration.ofSeconds(2);
@@ -233,6 +245,9 @@ public record PipelineConfig(
     if (copyConnectionsPerTable > 64) {
       throw invalid("copyConnectionsPerTable must be <= 64, was " + copyConnectionsPerTable);
     }
+    if (copyMinBytesPerConnection < 0) {
+      throw invalid("copyMinBytesPerConnection must be >= 0, was " + copyMinBytesPerConnection);
+    }
     positive(retryDelay, "retry.delay");
     positive(retryMaxDelay, "retry.maxDelay");
     if (retryMaxDelay.compareTo(retryDelay) < 0) {
@@ -272,6 +287,74 @@ public record PipelineConfig(
           "temporarySlots and failoverSlots exclude each other: a temporary slot cannot"
               + " be a failover slot");
     }
+  }
+
+  /**
+   * Creates a configuration with {@link #DEFAULT_COPY_MIN_BYTES_PER_CONNECTION}, as before that
+   * setting existed; prefer {@link #builder()}.
+   *
+   * @throws EtlException of kind {@code CONFIG_ERROR} as the canonical constructor
+   */
+  @SuppressWarnings("InlineMeSuggester") // kept for source and binary compatibility
+  public PipelineConfig(
+      String pipelineId,
+      String publication,
+      PgConnectionConfig source,
+      long batchMaxBytes,
+      Duration batchMaxFill,
+      int maxInFlightWrites,
+      int maxTableSyncWorkers,
+      int copyConnectionsPerTable,
+      Duration retryDelay,
+      Duration retryMaxDelay,
+      double retryBackoffMultiplier,
+      int retryMaxAttempts,
+      TableCopySelection tableCopy,
+      InvalidatedSlotBehavior invalidatedSlotBehavior,
+      boolean pgoutputBinary,
+      boolean pgoutputStreaming,
+      Path spoolDirectory,
+      long spoolMaxBytes,
+      Duration statusInterval,
+      Duration shutdownTimeout,
+      Duration lifecyclePollInterval,
+      Duration publicationRefreshInterval,
+      InstanceMode instanceMode,
+      Duration leaseCheckInterval,
+      Duration takeoverDelay,
+      boolean temporarySlots,
+      FailoverSlots failoverSlots,
+      boolean requireReplicaIdentity) {
+    this(
+        pipelineId,
+        publication,
+        source,
+        batchMaxBytes,
+        batchMaxFill,
+        maxInFlightWrites,
+        maxTableSyncWorkers,
+        copyConnectionsPerTable,
+        retryDelay,
+        retryMaxDelay,
+        retryBackoffMultiplier,
+        retryMaxAttempts,
+        tableCopy,
+        invalidatedSlotBehavior,
+        pgoutputBinary,
+        pgoutputStreaming,
+        spoolDirectory,
+        spoolMaxBytes,
+        statusInterval,
+        shutdownTimeout,
+        lifecyclePollInterval,
+        publicationRefreshInterval,
+        instanceMode,
+        leaseCheckInterval,
+        takeoverDelay,
+        temporarySlots,
+        failoverSlots,
+        requireReplicaIdentity,
+        DEFAULT_COPY_MIN_BYTES_PER_CONNECTION);
   }
 
   /**
@@ -463,6 +546,7 @@ public record PipelineConfig(
     b.temporarySlots = temporarySlots;
     b.failoverSlots = failoverSlots;
     b.requireReplicaIdentity = requireReplicaIdentity;
+    b.copyMinBytesPerConnection = copyMinBytesPerConnection;
     return b;
   }
 
@@ -513,7 +597,7 @@ public record PipelineConfig(
             + " spoolDirectory=%s, spoolMaxBytes=%d, statusInterval=%s, shutdownTimeout=%s,"
             + " lifecyclePollInterval=%s, publicationRefreshInterval=%s, instanceMode=%s,"
             + " leaseCheckInterval=%s, takeoverDelay=%s, temporarySlots=%s, failoverSlots=%s,"
-            + " requireReplicaIdentity=%s]",
+            + " requireReplicaIdentity=%s, copyMinBytesPerConnection=%d]",
         pipelineId,
         publication,
         source,
@@ -541,7 +625,8 @@ public record PipelineConfig(
         takeoverDelay,
         temporarySlots,
         failoverSlots,
-        requireReplicaIdentity);
+        requireReplicaIdentity,
+        copyMinBytesPerConnection);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -554,6 +639,7 @@ public record PipelineConfig(
     private int maxInFlightWrites = DEFAULT_MAX_IN_FLIGHT_WRITES;
     private int maxTableSyncWorkers = DEFAULT_MAX_TABLE_SYNC_WORKERS;
     private int copyConnectionsPerTable = DEFAULT_COPY_CONNECTIONS_PER_TABLE;
+    private long copyMinBytesPerConnection = DEFAULT_COPY_MIN_BYTES_PER_CONNECTION;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
     private Duration retryMaxDelay = DEFAULT_RETRY_MAX_DELAY;
     private double retryBackoffMultiplier = DEFAULT_RETRY_BACKOFF_MULTIPLIER;
@@ -663,6 +749,19 @@ public record PipelineConfig(
      */
     public Builder copyConnectionsPerTable(int value) {
       this.copyConnectionsPerTable = value;
+      return this;
+    }
+
+    /**
+     * Sets the least heap size of a table per copy connection (default 8 MiB): a table is copied
+     * over one connection per this many bytes, from one up to {@code copyConnectionsPerTable}; 0
+     * always uses {@code copyConnectionsPerTable}.
+     *
+     * @param value bytes, 0 or more
+     * @return this builder
+     */
+    public Builder copyMinBytesPerConnection(long value) {
+      this.copyMinBytesPerConnection = value;
       return this;
     }
 
@@ -953,7 +1052,8 @@ public record PipelineConfig(
           takeoverDelay,
           temporarySlots,
           failoverSlots,
-          requireReplicaIdentity);
+          requireReplicaIdentity,
+          copyMinBytesPerConnection);
     }
   }
 }

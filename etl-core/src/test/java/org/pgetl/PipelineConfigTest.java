@@ -32,6 +32,7 @@ class PipelineConfigTest {
     assertThat(c.maxInFlightWrites()).isEqualTo(4);
     assertThat(c.maxTableSyncWorkers()).isEqualTo(4);
     assertThat(c.copyConnectionsPerTable()).isEqualTo(4);
+    assertThat(c.copyMinBytesPerConnection()).isEqualTo(8L * 1024 * 1024);
     assertThat(c.invalidatedSlotBehavior()).isEqualTo(PipelineConfig.InvalidatedSlotBehavior.FAIL);
     assertThat(c.pgoutputBinary()).isFalse();
     assertThat(c.pgoutputStreaming()).isTrue();
@@ -94,6 +95,37 @@ class PipelineConfigTest {
             true,
             true);
     assertThat(old).isEqualTo(c);
+    PipelineConfig beforeMinBytes =
+        new PipelineConfig(
+            c.pipelineId(),
+            c.publication(),
+            c.source(),
+            c.batchMaxBytes(),
+            c.batchMaxFill(),
+            c.maxInFlightWrites(),
+            c.maxTableSyncWorkers(),
+            c.copyConnectionsPerTable(),
+            c.retryDelay(),
+            c.retryMaxDelay(),
+            c.retryBackoffMultiplier(),
+            c.retryMaxAttempts(),
+            c.tableCopy(),
+            c.invalidatedSlotBehavior(),
+            c.pgoutputBinary(),
+            c.pgoutputStreaming(),
+            c.spoolDirectory(),
+            c.spoolMaxBytes(),
+            c.statusInterval(),
+            c.shutdownTimeout(),
+            c.lifecyclePollInterval(),
+            c.publicationRefreshInterval(),
+            c.instanceMode(),
+            c.leaseCheckInterval(),
+            c.takeoverDelay(),
+            c.temporarySlots(),
+            c.failoverSlots(),
+            c.requireReplicaIdentity());
+    assertThat(beforeMinBytes).isEqualTo(c);
     PipelineConfig older =
         new PipelineConfig(
             c.pipelineId(),
@@ -148,6 +180,7 @@ class PipelineConfigTest {
     rejects(b -> b.maxInFlightWrites(0), "maxInFlightWrites must be > 0, was 0");
     rejects(b -> b.maxTableSyncWorkers(-1), "maxTableSyncWorkers must be > 0, was -1");
     rejects(b -> b.copyConnectionsPerTable(65), "copyConnectionsPerTable must be <= 64, was 65");
+    rejects(b -> b.copyMinBytesPerConnection(-1), "copyMinBytesPerConnection must be >= 0, was -1");
     rejects(
         b -> b.retryDelay(Duration.ofMinutes(10)), "retry.maxDelay must be >= retry.delay (PT10M)");
     rejects(b -> b.retryBackoffMultiplier(0.5), "retry.backoffMultiplier must be >= 1.0, was 0.5");

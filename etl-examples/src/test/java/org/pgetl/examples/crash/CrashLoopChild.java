@@ -55,6 +55,7 @@ public final class CrashLoopChild {
             .batchMaxFill(Duration.ofMillis(100))
             .maxTableSyncWorkers(2)
             .copyConnectionsPerTable(2)
+            .copyMinBytesPerConnection(0) // small tables, copied over every connection
             .retryDelay(Duration.ofMillis(500))
             .statusInterval(Duration.ofSeconds(1))
             .shutdownTimeout(Duration.ofSeconds(20))

@@ -109,6 +109,7 @@ class NewSchemaCopyIT {
             .source(Jdbc.config(db))
             .maxTableSyncWorkers(4)
             .copyConnectionsPerTable(2)
+            .copyMinBytesPerConnection(0) // small tables, copied over every connection
             .batchMaxFill(Duration.ofMillis(200))
             .build();
     ObservedDestination observed = new ObservedDestination(destination.get(), "branches", "none");

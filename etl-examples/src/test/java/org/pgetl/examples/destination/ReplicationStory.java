@@ -178,6 +178,7 @@ final class ReplicationStory {
         .batchMaxFill(Duration.ofMillis(200))
         .maxTableSyncWorkers(2)
         .copyConnectionsPerTable(2)
+        .copyMinBytesPerConnection(0) // small tables, copied over every connection
         .batchMaxBytes(256 * 1024) // several batches per table, so partitions interleave
         .shutdownTimeout(Duration.ofSeconds(30))
         .build();

@@ -21,7 +21,37 @@ public final class CopyPlanner {
   static final int MAX_PARTITIONS = 1024;
   static final int PARTITIONS_PER_CONNECTION = 4;
 
+  /** The heap block size the byte sizes assume: PostgreSQL's default, 8 kB. */
+  static final long BLOCK_BYTES = 8192;
+
   private CopyPlanner() {}
+
+  /**
+   * Returns how many connections copy a published table: one per {@code minBytesPerConnection} of
+   * its physical tables' heap, at least one and at most {@code maxConnections}; {@code
+   * maxConnections} when {@code minBytesPerConnection} is 0.
+   *
+   * @param tables the physical tables and their sizes
+   * @param maxConnections {@code copyConnectionsPerTable}, at least 1
+   * @param minBytesPerConnection the configured least bytes per connection, 0 or more
+   * @return the number of connections
+   */
+  public static int connections(
+      List<TableSize> tables, int maxConnections, long minBytesPerConnection) {
+    if (maxConnections < 1) {
+      throw new IllegalArgumentException("connections must be >= 1, was " + maxConnections);
+    }
+    if (minBytesPerConnection <= 0) {
+      return maxConnections;
+    }
+    long blocks = 0;
+    for (TableSize t : tables) {
+      blocks += Math.max(0, t.blocks());
+    }
+    long minBlocks = Math.max(1, minBytesPerConnection / BLOCK_BYTES);
+    long wanted = Math.max(1, (blocks + minBlocks - 1) / minBlocks);
+    return (int) Math.min(maxConnections, wanted);
+  }
 
   /**
    * The size estimate of one physical table.

@@ -134,9 +134,13 @@ public final class TableCopier {
    */
   public Result copy(
       Source source, String snapshotId, UUID attemptId, java.util.function.LongConsumer progress) {
-    List<CopyPlanner.Partition> plan =
-        CopyPlanner.plan(source.physicalTables(), config.copyConnectionsPerTable());
-    int workers = Math.min(config.copyConnectionsPerTable(), plan.size());
+    int connections =
+        CopyPlanner.connections(
+            source.physicalTables(),
+            config.copyConnectionsPerTable(),
+            config.copyMinBytesPerConnection());
+    List<CopyPlanner.Partition> plan = CopyPlanner.plan(source.physicalTables(), connections);
+    int workers = Math.min(connections, plan.size());
     CopyAttempt attempt = new CopyAttempt(source, snapshotId, attemptId, plan, workers, progress);
     String pipelineId = config.pipelineId();
     LOG.info(

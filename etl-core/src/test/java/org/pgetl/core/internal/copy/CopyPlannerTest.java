@@ -14,6 +14,34 @@ import org.quicktheories.core.Gen;
 class CopyPlannerTest {
   private static final TableId T = new TableId(16384);
 
+  private static final long MIB = 1024 * 1024;
+
+  @Test
+  void aTableGetsOneConnectionPerMinBytesUpToTheMaximum() {
+    // 8 MiB per connection is 1024 blocks of 8 kB
+    assertThat(connections(0, 8 * MIB)).isEqualTo(1);
+    assertThat(connections(1, 8 * MIB)).isEqualTo(1);
+    assertThat(connections(1024, 8 * MIB)).isEqualTo(1);
+    assertThat(connections(1025, 8 * MIB)).isEqualTo(2);
+    assertThat(connections(3 * 1024, 8 * MIB)).isEqualTo(3);
+    assertThat(connections(100_000, 8 * MIB)).isEqualTo(4);
+    // 0: always the maximum, however small the table
+    assertThat(connections(1, 0)).isEqualTo(4);
+    // a partitioned table counts its leaves together
+    assertThat(
+            CopyPlanner.connections(
+                List.of(
+                    new CopyPlanner.TableSize(T, 700, 1),
+                    new CopyPlanner.TableSize(new TableId(16385), 700, 1)),
+                4,
+                8 * MIB))
+        .isEqualTo(2);
+  }
+
+  private static int connections(long blocks, long minBytes) {
+    return CopyPlanner.connections(List.of(new CopyPlanner.TableSize(T, blocks, -1)), 4, minBytes);
+  }
+
   @Test
   void oneConnectionCopiesTheWholeTableInOneRange() {
     List<CopyPlanner.Partition> p =
