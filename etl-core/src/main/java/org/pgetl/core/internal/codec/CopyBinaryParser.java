@@ -73,31 +73,11 @@ public final class CopyBinaryParser extends CopyRowParser {
     }
     int p = off;
     int end = off + len;
-    if (!headerSeen) {
-      p = header(m, p, end);
-      if (p == end) {
-        return null;
-      }
-    }
-    if (trailerSeen) {
-      throw malformed("binary", "data after the trailer");
-    }
-    if (end - p < 2) {
-      throw malformed("binary", "truncated field count");
-    }
-    int count = Bytes.int16(m, p);
-    p += 2;
-    if (count == -1) {
-      trailerSeen = true;
-      if (p != end) {
-        throw malformed("binary", "bytes after the trailer");
-      }
+    p = rowStart(m, p, end);
+    if (p < 0) {
       return null;
     }
     int n = codecs.length;
-    if (count != n) {
-      throw malformed("binary", "row has " + count + " columns, expected " + n);
-    }
     @Nullable Object[] values = new Object[n];
     long size = rowOverhead(n);
     for (int col = 0; col < n; col++) {
@@ -157,31 +137,11 @@ public final class CopyBinaryParser extends CopyRowParser {
   public @Nullable TableRow parseWire(byte[] m, ColumnDecoder decoder) {
     int p = 0;
     int end = m.length;
-    if (!headerSeen) {
-      p = header(m, p, end);
-      if (p == end) {
-        return null;
-      }
-    }
-    if (trailerSeen) {
-      throw malformed("binary", "data after the trailer");
-    }
-    if (end - p < 2) {
-      throw malformed("binary", "truncated field count");
-    }
-    int count = Bytes.int16(m, p);
-    p += 2;
-    if (count == -1) {
-      trailerSeen = true;
-      if (p != end) {
-        throw malformed("binary", "bytes after the trailer");
-      }
+    p = rowStart(m, p, end);
+    if (p < 0) {
       return null;
     }
     int n = codecs.length;
-    if (count != n) {
-      throw malformed("binary", "row has " + count + " columns, expected " + n);
-    }
     // the rows share one span array, allocated for many rows at a time
     if (spanChunk.length - spanNext < n) {
       spanChunk = new long[n * SPAN_CHUNK_ROWS];
@@ -215,6 +175,42 @@ public final class CopyBinaryParser extends CopyRowParser {
     lastRowSizeHint = size;
     spanNext = base + n;
     return WireRows.row(m, spans, base, n, decoder, size);
+  }
+
+  /**
+   * Reads what precedes a row's fields in a CopyData message: the file header (first message), the
+   * field count or the trailer.
+   *
+   * @return where the row's first field starts, or -1 when the message holds no row (the header
+   *     alone, or the trailer)
+   */
+  private int rowStart(byte[] m, int start, int end) {
+    int p = start;
+    if (!headerSeen) {
+      p = header(m, p, end);
+      if (p == end) {
+        return -1;
+      }
+    }
+    if (trailerSeen) {
+      throw malformed("binary", "data after the trailer");
+    }
+    if (end - p < 2) {
+      throw malformed("binary", "truncated field count");
+    }
+    int count = Bytes.int16(m, p);
+    p += 2;
+    if (count == -1) {
+      trailerSeen = true;
+      if (p != end) {
+        throw malformed("binary", "bytes after the trailer");
+      }
+      return -1;
+    }
+    if (count != codecs.length) {
+      throw malformed("binary", "row has " + count + " columns, expected " + codecs.length);
+    }
+    return p;
   }
 
   private int header(byte[] m, int p, int end) {
