@@ -928,12 +928,19 @@ public final class Engine {
 
   private void startGenerationOnce() {
     StopSignal stop = new StopSignal(ticker);
-    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()))) {
+    StreamSettings settings;
+    // one connection for both reads: each connection costs a login on the path to the first row
+    String reading = "the publication's tables";
+    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+        CatalogSchemaResolver resolver =
+            new CatalogSchemaResolver(connector, ApplicationNames.catalog(config.pipelineId()))) {
       // the publication may have changed while no generation ran (paused, reconnecting)
       PgCatalog catalog = new PgCatalog(c);
       reconcile(c, catalog, catalog.publicationTables(config.publication()));
+      reading = "the source's settings";
+      settings = ApplyWorker.decide(config, catalog.serverVersion(), c, resolver);
     } catch (SQLException e) {
-      throw PgErrors.map(e, "could not read the publication's tables");
+      throw PgErrors.map(e, "could not read " + reading);
     }
     TableStateMachine tables = new TableStateMachine(store);
     tables.onChange(
@@ -945,14 +952,6 @@ public final class Engine {
         });
     tables.snapshot().forEach((t, s) -> metrics.tableState(tableLabel(t), s.type()));
     forwardedRequests.clear();
-    StreamSettings settings;
-    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
-        CatalogSchemaResolver resolver =
-            new CatalogSchemaResolver(connector, ApplicationNames.catalog(config.pipelineId()))) {
-      settings = ApplyWorker.decide(config, new PgCatalog(c).serverVersion(), c, resolver);
-    } catch (SQLException e) {
-      throw PgErrors.map(e, "could not read the source's settings");
-    }
     EngineContext ctx =
         new EngineContext(
             config,
