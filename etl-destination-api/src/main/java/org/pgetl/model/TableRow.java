@@ -208,7 +208,7 @@ public final class TableRow {
     @Nullable Object[] d = read;
     if (d == null) {
       @Nullable Object[] fresh = new Object[size];
-      d = (Object[]) DECODED.compareAndExchangeRelease(this, null, fresh);
+      d = (Object[]) DECODED.compareAndExchange(this, null, fresh);
       if (d == null) {
         d = fresh;
       }
@@ -219,7 +219,9 @@ public final class TableRow {
       throw new IllegalStateException("a row of Java values has no wire bytes");
     }
     Object v = wd.decode(index, b, WireRows.offset(span), WireRows.length(span));
-    Object kept = VALUE.compareAndExchangeRelease(d, index, null, v);
+    // volatile, not release only: a thread whose exchange fails returns the other thread's value,
+    // and must see that value's contents (a byte[] has no final fields to publish them)
+    Object kept = VALUE.compareAndExchange(d, index, null, v);
     return kept == null ? v : kept;
   }
 
