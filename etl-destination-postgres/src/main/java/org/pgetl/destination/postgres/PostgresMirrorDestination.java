@@ -184,7 +184,7 @@ public final class PostgresMirrorDestination implements Destination {
    */
   private static final String SESSION_SETUP =
       "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres';"
-          + " SET extra_float_digits = 3; SET bytea_output = 'hex'";
+          + " SET extra_float_digits = 3; SET bytea_output = 'hex'; SET lc_monetary = 'C'";
 
   /** A write, run by the attempt that owns its connection and catalog changes. */
   private interface SqlWork {
