@@ -74,9 +74,9 @@ import org.pgetl.error.EtlException;
  *     such a table is copied and its INSERTs and TRUNCATEs replicated, as PostgreSQL's own
  *     subscriber does (PostgreSQL refuses UPDATE and DELETE on it at the source); never fails the
  *     whole pipeline
- * @param copyMinBytesPerConnection the least heap size of a table per copy connection: a table is
- *     copied over one connection per this many bytes of its heap ({@code pg_relation_size}), at
- *     least one and at most {@code copyConnectionsPerTable}, so that a small table does not pay for
+ * @param copyMinBytesPerConnection the least size of a table per copy connection: a table is copied
+ *     over one connection per this many bytes ({@code pg_table_size}: heap and TOAST), at least one
+ *     and at most {@code copyConnectionsPerTable}, so that a small table does not pay for
  *     connections that would each copy little; 0 always uses {@code copyConnectionsPerTable}
  */
 public record PipelineConfig(
@@ -753,9 +753,9 @@ public record PipelineConfig(
     }
 
     /**
-     * Sets the least heap size of a table per copy connection (default 8 MiB): a table is copied
-     * over one connection per this many bytes, from one up to {@code copyConnectionsPerTable}; 0
-     * always uses {@code copyConnectionsPerTable}.
+     * Sets the least size of a table per copy connection (default 8 MiB): a table is copied over
+     * one connection per this many bytes, from one up to {@code copyConnectionsPerTable}; 0 always
+     * uses {@code copyConnectionsPerTable}.
      *
      * @param value bytes, 0 or more
      * @return this builder

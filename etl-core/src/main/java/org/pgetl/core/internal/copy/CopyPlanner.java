@@ -21,15 +21,15 @@ public final class CopyPlanner {
   static final int MAX_PARTITIONS = 1024;
   static final int PARTITIONS_PER_CONNECTION = 4;
 
-  /** The heap block size the byte sizes assume: PostgreSQL's default, 8 kB. */
+  /** The block size a size without bytes assumes: PostgreSQL's default, 8 kB. */
   static final long BLOCK_BYTES = 8192;
 
   private CopyPlanner() {}
 
   /**
    * Returns how many connections copy a published table: one per {@code minBytesPerConnection} of
-   * its physical tables' heap, at least one and at most {@code maxConnections}; {@code
-   * maxConnections} when {@code minBytesPerConnection} is 0.
+   * its physical tables' bytes (with TOAST), at least one and at most {@code maxConnections};
+   * {@code maxConnections} when {@code minBytesPerConnection} is 0.
    *
    * @param tables the physical tables and their sizes
    * @param maxConnections {@code copyConnectionsPerTable}, at least 1
@@ -44,12 +44,12 @@ public final class CopyPlanner {
     if (minBytesPerConnection <= 0) {
       return maxConnections;
     }
-    long blocks = 0;
+    long bytes = 0;
     for (TableSize t : tables) {
-      blocks += Math.max(0, t.blocks());
+      bytes += Math.max(0, t.totalBytes());
     }
-    long minBlocks = Math.max(1, minBytesPerConnection / BLOCK_BYTES);
-    long wanted = Math.max(1, (blocks + minBlocks - 1) / minBlocks);
+    long wanted =
+        Math.max(1, bytes / minBytesPerConnection + (bytes % minBytesPerConnection > 0 ? 1 : 0));
     return (int) Math.min(maxConnections, wanted);
   }
 
@@ -59,8 +59,21 @@ public final class CopyPlanner {
    * @param table the physical table (the published table itself, or a leaf partition)
    * @param blocks the number of heap blocks ({@code pg_relation_size / block_size})
    * @param rows the estimated rows ({@code reltuples}), negative when unknown
+   * @param totalBytes the table's bytes with its TOAST table ({@code pg_table_size}): what the copy
+   *     reads, which decides how many connections it gets
    */
-  public record TableSize(TableId table, long blocks, long rows) {}
+  public record TableSize(TableId table, long blocks, long rows, long totalBytes) {
+    /**
+     * A size whose bytes are its heap blocks of 8 kB (no TOAST known).
+     *
+     * @param table the physical table
+     * @param blocks the number of heap blocks
+     * @param rows the estimated rows, negative when unknown
+     */
+    public TableSize(TableId table, long blocks, long rows) {
+      this(table, blocks, rows, Math.max(0, blocks) * BLOCK_BYTES);
+    }
+  }
 
   /**
    * One range to copy.

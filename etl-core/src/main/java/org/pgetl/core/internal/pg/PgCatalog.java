@@ -600,8 +600,8 @@ public final class PgCatalog {
   }
 
   /**
-   * Returns size estimates of a table: {@code reltuples}, {@code relpages} and the current block
-   * count.
+   * Returns size estimates of a table: {@code reltuples}, {@code relpages}, the current block count
+   * and its bytes with TOAST.
    *
    * @param table the table
    * @return the estimates
@@ -611,7 +611,8 @@ public final class PgCatalog {
   public TableSize tableSize(TableId table) {
     String sql =
         "SELECT c.reltuples::float8, c.relpages::bigint,"
-            + " pg_relation_size(c.oid) / current_setting('block_size')::bigint"
+            + " pg_relation_size(c.oid) / current_setting('block_size')::bigint,"
+            + " pg_table_size(c.oid)"
             + " FROM pg_class c WHERE c.oid = ?::bigint::oid";
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       ps.setLong(1, table.oid());
@@ -621,7 +622,7 @@ public final class PgCatalog {
         }
         double tuples = rs.getDouble(1);
         long rows = tuples < 0 ? -1 : (long) tuples;
-        return new TableSize(rows, rs.getLong(2), rs.getLong(3));
+        return new TableSize(rows, rs.getLong(2), rs.getLong(3), rs.getLong(4));
       }
     } catch (SQLException e) {
       throw PgErrors.map(e, "could not read the size of table " + table);

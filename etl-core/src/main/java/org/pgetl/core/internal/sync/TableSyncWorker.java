@@ -354,7 +354,8 @@ public final class TableSyncWorker {
     List<TableName> names = new ArrayList<>();
     for (TableId t : physical) {
       TableSize size = catalog.tableSize(t);
-      sizes.add(new CopyPlanner.TableSize(t, size.blocks(), size.estimatedRows()));
+      sizes.add(
+          new CopyPlanner.TableSize(t, size.blocks(), size.estimatedRows(), size.totalBytes()));
       names.add(t.equals(table) ? schema.name() : catalog.tableSchema(t).name());
     }
     int[] oids = new int[schema.columnCount()];

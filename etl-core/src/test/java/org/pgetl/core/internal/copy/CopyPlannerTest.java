@@ -25,6 +25,11 @@ class CopyPlannerTest {
     assertThat(connections(1025, 8 * MIB)).isEqualTo(2);
     assertThat(connections(3 * 1024, 8 * MIB)).isEqualTo(3);
     assertThat(connections(100_000, 8 * MIB)).isEqualTo(4);
+    // what decides is the bytes with TOAST: a small heap with large TOASTed values gets four
+    assertThat(
+            CopyPlanner.connections(
+                List.of(new CopyPlanner.TableSize(T, 10, 100, 100 * MIB)), 4, 8 * MIB))
+        .isEqualTo(4);
     // 0: always the maximum, however small the table
     assertThat(connections(1, 0)).isEqualTo(4);
     // a partitioned table counts its leaves together
