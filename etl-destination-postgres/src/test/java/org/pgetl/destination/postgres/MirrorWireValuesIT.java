@@ -50,7 +50,7 @@ class MirrorWireValuesIT {
             + " f8 double precision, d date, tm time, ttz timetz, ts timestamp, tstz timestamptz,"
             + " iv interval, u uuid, by bytea, j json, jb jsonb, ip inet, ia int[], ta text[],"
             + " na numeric(8,3)[], tsa timestamptz[], r int4range, m mood, ma mood[], dm posint,"
-            + " p pair, pa pair[])",
+            + " p pair, pa pair[], mo money)",
         "INSERT INTO wire_types SELECT g, (g % 32000)::smallint, g * 1000000007::bigint,"
             + " (g * 1.5)::numeric / 7, (g % 10000000) + 0.25, 'row ' || g || E'\\t✓',"
             + " left('v' || g, 10), g % 2 = 0, g / 3.0::real, g / 7.0::double precision,"
@@ -67,7 +67,8 @@ class MirrorWireValuesIT {
             + " ARRAY[timestamptz '2020-02-29 12:00+00' + g * interval '1 s'],"
             + " int4range(g, g + 10), (ARRAY['sad', 'ok', 'happy'])[g % 3 + 1]::mood,"
             + " ARRAY['happy', 'sad']::mood[], g, ROW(g, 'p ' || g)::pair,"
-            + " ARRAY[ROW(g, 'x')::pair, NULL] FROM generate_series(1, 2000) g",
+            + " ARRAY[ROW(g, 'x')::pair, NULL], (g * 1234.5)::numeric::money"
+            + " FROM generate_series(1, 2000) g",
         "INSERT INTO wire_types (id) VALUES (0)", // every other column NULL
         "INSERT INTO wire_types (id, n, f4, f8, d, ts, tstz, ia, t, by, jb, iv) VALUES"
             + " (-1, 'NaN', 'NaN', '-Infinity', 'infinity', '-infinity', 'infinity', '{}', '',"
@@ -77,7 +78,7 @@ class MirrorWireValuesIT {
             + " '1 day -00:00:00.000001')",
         // built-in types only: copied in binary, every value passed through
         "CREATE TABLE wire_builtins AS SELECT id, i2, i8, n, n2, t, vc, b, f4, f8, d, tm, ttz, ts,"
-            + " tstz, iv, u, by, j, jb, ip, ia, ta, na, tsa, r FROM wire_types",
+            + " tstz, iv, u, by, j, jb, ip, ia, ta, na, tsa, r, mo FROM wire_types",
         "ALTER TABLE wire_builtins ADD PRIMARY KEY (id)",
         "CREATE PUBLICATION wire_pub FOR TABLE wire_types, wire_builtins");
     String mirrorName = db.name() + "_mirror";
@@ -123,7 +124,7 @@ class MirrorWireValuesIT {
           db.execute(
               "UPDATE "
                   + table
-                  + " SET t = t || ' and more', ia = ia || 7, iv = iv * 2,"
+                  + " SET t = t || ' and more', ia = ia || 7, iv = iv * 2, mo = -mo,"
                   + " tstz = 'infinity' WHERE id % 7 = 0",
               "DELETE FROM " + table + " WHERE id % 11 = 0",
               "INSERT INTO "
@@ -131,6 +132,7 @@ class MirrorWireValuesIT {
                   + " SELECT id + 10000, i2, i8, n, n2, t, vc, b, f4, f8, d,"
                   + " tm, ttz, ts, tstz, iv, u, by, j, jb, ip, ia, ta, na, tsa, r"
                   + (table.endsWith("wire_types") ? ", m, ma, dm, p, pa" : "")
+                  + ", mo"
                   + " FROM "
                   + table
                   + " WHERE id BETWEEN 1 AND 400",
