@@ -124,7 +124,7 @@ class MirrorWireValuesIT {
           db.execute(
               "UPDATE "
                   + table
-                  + " SET t = t || ' and more', ia = ia || 7, iv = iv * 2, mo = -mo,"
+                  + " SET t = t || ' and more', ia = ia || 7, iv = iv * 2, mo = mo * -2,"
                   + " tstz = 'infinity' WHERE id % 7 = 0",
               "DELETE FROM " + table + " WHERE id % 11 = 0",
               "INSERT INTO "
