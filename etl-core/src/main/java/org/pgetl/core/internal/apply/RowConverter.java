@@ -221,9 +221,7 @@ final class RowConverter {
     }
 
     TableRow row(byte[] buffer, ColumnDecoder decoder) {
-      // the row keeps the whole message, which may hold more than its own values (a key row
-      // keeps the new tuple's values too): count it whole, on top of the decoded values
-      return WireRows.row(buffer, spans, decoder, size + buffer.length);
+      return WireRows.row(buffer, spans, decoder, size);
     }
   }
 
