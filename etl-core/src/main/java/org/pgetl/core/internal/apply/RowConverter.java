@@ -167,7 +167,9 @@ final class RowConverter {
     Spans spans = new Spans(idx.length);
     for (int k = 0; k < idx.length && spans.add(old, idx[k]); k++) {}
     if (spans.complete()) {
-      return spans.row(old.buffer(), e.keyDecoder(spans.format));
+      // a key row keeps the whole message, which for a key-changing UPDATE holds the new tuple's
+      // values too: count the message whole (a row of the message's own tuple counts its values)
+      return spans.row(old.buffer(), e.keyDecoder(spans.format), old.buffer().length);
     }
     Object[] key = new Object[idx.length];
     long size = ROW_OVERHEAD;
@@ -221,7 +223,11 @@ final class RowConverter {
     }
 
     TableRow row(byte[] buffer, ColumnDecoder decoder) {
-      return WireRows.row(buffer, spans, decoder, size);
+      return row(buffer, decoder, 0);
+    }
+
+    TableRow row(byte[] buffer, ColumnDecoder decoder, long keptBytes) {
+      return WireRows.row(buffer, spans, decoder, size + keptBytes);
     }
   }
 
