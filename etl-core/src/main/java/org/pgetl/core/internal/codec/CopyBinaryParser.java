@@ -98,7 +98,7 @@ public final class CopyBinaryParser extends CopyRowParser {
       } catch (EtlException e) {
         throw inColumn(col, e);
       }
-      size += codecs[col].heapEstimate(flen);
+      size += estimate(col, flen);
       p += flen;
     }
     if (p != end) {
@@ -165,8 +165,7 @@ public final class CopyBinaryParser extends CopyRowParser {
         throw malformed("binary", "field length out of range in column " + (col + 1));
       }
       spans[base + col] = WireRows.span(p, flen);
-      long fixed = estimateBase[col];
-      size += fixed >= 0 ? fixed + estimatePerByte[col] * flen : codecs[col].heapEstimate(flen);
+      size += estimate(col, flen);
       p += flen;
     }
     if (p != end) {
@@ -175,6 +174,12 @@ public final class CopyBinaryParser extends CopyRowParser {
     lastRowSizeHint = size;
     spanNext = base + n;
     return WireRows.row(m, spans, base, n, decoder, size);
+  }
+
+  /** The heap a column's decoded value takes, from the estimates read once per column. */
+  private long estimate(int col, int flen) {
+    long fixed = estimateBase[col];
+    return fixed >= 0 ? fixed + estimatePerByte[col] * flen : codecs[col].heapEstimate(flen);
   }
 
   /**

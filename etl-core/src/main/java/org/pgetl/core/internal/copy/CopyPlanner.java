@@ -48,8 +48,7 @@ public final class CopyPlanner {
     for (TableSize t : tables) {
       bytes += Math.max(0, t.totalBytes());
     }
-    long wanted =
-        Math.max(1, bytes / minBytesPerConnection + (bytes % minBytesPerConnection > 0 ? 1 : 0));
+    long wanted = Math.max(1, (bytes + minBytesPerConnection - 1) / minBytesPerConnection);
     return (int) Math.min(maxConnections, wanted);
   }
 
