@@ -65,7 +65,10 @@ import org.pgetl.testkit.EmbeddedPostgres;
  * <p>Both connectors use the worker's JSON converters with schemas and Connect's default producer
  * settings. Run, after {@code mvn -B -q -pl etl-benchmarks -am package -DskipTests}: {@code java
  * -cp etl-benchmarks/target/pgetl-benchmarks.jar org.pgetl.bench.ConnectBenchmark [copyRows
- * streamRows rounds converter mode]}.
+ * streamRows rounds converter mode encoding]}. The encoding {@code serialized} gives pgetl's
+ * connector {@code record.encoding} {@code json} or {@code json-schemas} (the converter's bytes,
+ * made on its copy and stream threads) with {@code ByteArrayConverter}; Debezium's records still go
+ * through the worker's converter.
  */
 public final class ConnectBenchmark {
   static final String DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector";
@@ -75,6 +78,8 @@ public final class ConnectBenchmark {
 
   // set once by main: exactly-once on, and the worker's producer.* settings
   private static boolean exactlyOnce;
+  // pgetl's record.encoding: connect, json or json-schemas
+  private static String recordEncoding = "connect";
   private static Map<String, String> producerOverrides = Map.of();
 
   private ConnectBenchmark() {}
@@ -84,8 +89,9 @@ public final class ConnectBenchmark {
    *
    * @param args the copied rows (default 200000), the streamed rows (default 100000), the rounds
    *     (default 3; the order of the two connectors alternates from round to round) and the
-   *     converter settings (default {@code json}; see {@link #workerSettings}) and the exactly-once
-   *     mode ({@code off}, the default, or {@code on})
+   *     converter settings (default {@code json}; see {@link #workerSettings}), the exactly-once
+   *     mode ({@code off}, the default, or {@code on}) and pgetl's record encoding ({@code
+   *     connect}, the default, or {@code serialized})
    * @throws Exception on failure
    */
   public static void main(String[] args) throws Exception {
@@ -98,6 +104,15 @@ public final class ConnectBenchmark {
       throw new IllegalArgumentException("mode must be off or on: " + mode);
     }
     exactlyOnce = mode.equals("on");
+    String encoding = args.length > 5 ? args[5] : "connect";
+    if (!encoding.equals("connect") && !encoding.equals("serialized")) {
+      throw new IllegalArgumentException("encoding must be connect or serialized: " + encoding);
+    }
+    // serialized: pgetl's records leave its copy and stream threads as the converter's bytes
+    recordEncoding =
+        encoding.equals("connect")
+            ? "connect"
+            : converter.equals("json-noschema") ? "json" : "json-schemas";
     Map<String, String> worker = workerSettings(converter);
     Map<String, String> overrides = new HashMap<>();
     worker.forEach(
@@ -132,9 +147,11 @@ public final class ConnectBenchmark {
       EmbeddedConnectCluster cluster = ConnectHarness.start("pgetl-bench", 1, worker);
       System.out.printf(
           Locale.ROOT,
-          "converter %s, exactly-once %s, worker settings %s, max heap %d MiB, %d cores%n",
+          "converter %s, exactly-once %s, pgetl's record.encoding %s, worker settings %s, max heap"
+              + " %d MiB, %d cores%n",
           converter,
           mode,
+          recordEncoding,
           worker,
           Runtime.getRuntime().maxMemory() >> 20,
           Runtime.getRuntime().availableProcessors());
@@ -153,6 +170,7 @@ public final class ConnectBenchmark {
               pgetlCopy.add(
                   copy(
                       cluster,
+                      pg,
                       "pgetl-copy-" + r,
                       pgetl(pg, "bcopy" + r, "pub_copy", "all"),
                       copyRows));
@@ -162,6 +180,7 @@ public final class ConnectBenchmark {
               dbzCopy.add(
                   copy(
                       cluster,
+                      pg,
                       "dbz-copy-" + r,
                       debezium(pg, "dbz_copy" + r, "pub_copy", "initial"),
                       copyRows));
@@ -383,8 +402,14 @@ public final class ConnectBenchmark {
 
   /** Creates the connector and reads its topic until every row arrived: rows per second. */
   private static double copy(
-      EmbeddedConnectCluster cluster, String name, Map<String, String> props, int rows) {
+      EmbeddedConnectCluster cluster,
+      EmbeddedPostgres pg,
+      String name,
+      Map<String, String> props,
+      int rows)
+      throws Exception {
     String topic = props.get("topic.prefix") + ".public.bench_copy";
+    quiesce(pg);
     try (Counter counter = new Counter(cluster, topic)) {
       long start = System.nanoTime();
       cluster.configureConnector(name, props);
@@ -411,6 +436,7 @@ public final class ConnectBenchmark {
       int rows)
       throws Exception {
     String topic = props.get("topic.prefix") + ".public.bench_stream";
+    quiesce(pg);
     try (Counter counter = new Counter(cluster, topic)) {
       exec(pg, "TRUNCATE bench_stream");
       cluster.configureConnector(name, props);
@@ -494,6 +520,11 @@ public final class ConnectBenchmark {
     p.put(PgetlConnectorConfig.PIPELINE_ID, id);
     p.put(PgetlConnectorConfig.TOPIC_PREFIX, id);
     p.put(PgetlConnectorConfig.COPY_MODE, copyMode);
+    if (!recordEncoding.equals("connect")) {
+      p.put(PgetlConnectorConfig.RECORD_ENCODING, recordEncoding);
+      p.put("key.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+      p.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+    }
     topicCreation(p);
     return p;
   }
@@ -534,6 +565,31 @@ public final class ConnectBenchmark {
     } catch (ClassNotFoundException e) {
       return false;
     }
+  }
+
+  /**
+   * Waits, at most 30 s, until no other session of the server holds a transaction or a snapshot:
+   * the previous connector, deleted a moment ago, may still be ending its snapshot's transaction,
+   * and creating the next connector's slot would wait for it (seconds counted against the next).
+   */
+  private static void quiesce(EmbeddedPostgres pg) throws SQLException, InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    try (Connection c = pg.connect("bench");
+        Statement s = c.createStatement()) {
+      while (System.nanoTime() < deadline) {
+        try (java.sql.ResultSet r =
+            s.executeQuery(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                    + " AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL)")) {
+          r.next();
+          if (r.getLong(1) == 0) {
+            return;
+          }
+        }
+        Thread.sleep(20);
+      }
+    }
+    System.out.println("another session still holds a snapshot after 30 s; going on");
   }
 
   private static void exec(EmbeddedPostgres pg, String... sql) throws SQLException {

@@ -53,9 +53,10 @@ import org.postgresql.replication.PGReplicationStream;
  * etl-benchmarks/target/pgetl-benchmarks.jar org.pgetl.bench.EndToEndBenchmark [rounds]}. {@code
  * -Dpgetl.bench.only=large} runs the large-transaction section alone, {@code
  * -Dpgetl.bench.only=latency} the latency section alone (once per round), {@code
- * -Dpgetl.bench.largeRows=5000000} changes its size, {@code -Dpgetl.bench.decodingWorkMem=8MB} the
- * server's {@code logical_decoding_work_mem} (default 64 MB), which decides when the server starts
- * streaming a transaction and when it spills one to disk.
+ * -Dpgetl.bench.only=stream} the streaming section alone, {@code -Dpgetl.bench.largeRows=5000000}
+ * changes its size, {@code -Dpgetl.bench.decodingWorkMem=8MB} the server's {@code
+ * logical_decoding_work_mem} (default 64 MB), which decides when the server starts streaming a
+ * transaction and when it spills one to disk.
  */
 public final class EndToEndBenchmark {
   private static final int COPY_ROWS = 1_000_000;
@@ -71,6 +72,8 @@ public final class EndToEndBenchmark {
   private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
   private static final boolean LARGE_ONLY = "large".equals(System.getProperty("pgetl.bench.only"));
   private static final boolean COPY_ONLY = "copy".equals(System.getProperty("pgetl.bench.only"));
+  private static final boolean STREAM_ONLY =
+      "stream".equals(System.getProperty("pgetl.bench.only"));
   private static final boolean LATENCY_ONLY =
       "latency".equals(System.getProperty("pgetl.bench.only"));
   private static final int TOAST_ROWS = Integer.getInteger("pgetl.bench.toastRows", 100_000);
@@ -155,6 +158,10 @@ public final class EndToEndBenchmark {
               l[4],
               l[5] * 100);
         }
+        return;
+      }
+      if (STREAM_ONLY) {
+        streamingOnly(pg, source, rounds);
         return;
       }
       try (Connection c = connect(pg, "bench")) {
@@ -519,6 +526,41 @@ public final class EndToEndBenchmark {
         return rs.next() ? rs.getLong(1) : -1;
       }
     }
+  }
+
+  /** The streaming section alone: rounds of raw against pgetl, then the medians and their ratio. */
+  private static void streamingOnly(EmbeddedPostgres pg, PgConnectionConfig source, int rounds)
+      throws Exception {
+    try (Connection c = connect(pg, "bench")) {
+      exec(
+          c,
+          "CREATE TABLE bench_stream (id int8 PRIMARY KEY, qty int4, name text,"
+              + " price numeric(12,2), created timestamptz, attrs jsonb)",
+          "CREATE TABLE bench_latency (id int8 PRIMARY KEY, v text)",
+          "CREATE PUBLICATION pub_stream FOR TABLE bench_stream, bench_latency");
+    }
+    List<Double> raw = new ArrayList<>();
+    List<Double> etl = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      double[] s = streaming(pg, source, "stream" + r, r % 2 == 0);
+      raw.add(s[0]);
+      etl.add(s[1]);
+      System.out.printf(
+          Locale.ROOT,
+          "round %d: streaming raw %.0f rows/s, pgetl %.0f rows/s, ratio %.2f%n",
+          r + 1,
+          s[0],
+          s[1],
+          s[1] / s[0]);
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "SUMMARY streaming (500k-row tx): pgjdbc alone %s rows/s, pgetl %s rows/s, ratio %.2f;"
+            + " load %.2f%n",
+        fmt(median(raw)),
+        fmt(median(etl)),
+        median(etl) / median(raw),
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
   }
 
   /**

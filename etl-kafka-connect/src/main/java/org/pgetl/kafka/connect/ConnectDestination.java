@@ -273,7 +273,8 @@ final class ConnectDestination implements Destination {
     Lsn snapshot = table.tableSchema().snapshotLsn();
     Map<String, Object> offset =
         Map.of("snapshot_lsn", snapshot.toString(), "attempt", batch.id().attemptId().toString());
-    Write w = new Write(result, bytes, tablePartition(pipelineId, table.id()), offset);
+    Write w =
+        new Write(mapper.encoder(), result, bytes, tablePartition(pipelineId, table.id()), offset);
     if (transactions != null) {
       w.copy = batch.id().attemptId();
     }
@@ -332,11 +333,11 @@ final class ConnectDestination implements Destination {
     Write w;
     Map<String, Object> base;
     if (apply) {
-      w = new Write(result, bytes, sourcePartition, Map.of());
+      w = new Write(mapper.encoder(), result, bytes, sourcePartition, Map.of());
       base = Map.of();
     } else {
       TableId table = Objects.requireNonNull(stream.table(), "table");
-      w = new Write(result, bytes, tablePartition(pipelineId, table), Map.of());
+      w = new Write(mapper.encoder(), result, bytes, tablePartition(pipelineId, table), Map.of());
       base = Map.of("attempt", String.valueOf(stream.copyAttempt()));
     }
     w.stream = stream;
@@ -650,8 +651,10 @@ final class ConnectDestination implements Destination {
 
   /** The records of one destination call and its answer. */
   private static final class Write implements RecordMapper.Sink {
+    final @Nullable JsonRecordEncoder encoder;
     final AsyncResult result;
-    final long bytes;
+    // the rows' size, plus the bytes of serialized records (record.encoding)
+    long bytes;
     final Map<String, ?> partition;
     Map<String, ?> offset;
     final List<SourceRecord> records = new ArrayList<>();
@@ -664,7 +667,13 @@ final class ConnectDestination implements Destination {
     WriteDurability durability = WriteDurability.MAY_DEFER;
     final List<AsyncResult> followers = new ArrayList<>();
 
-    Write(AsyncResult result, long bytes, Map<String, ?> partition, Map<String, ?> offset) {
+    Write(
+        @Nullable JsonRecordEncoder encoder,
+        AsyncResult result,
+        long bytes,
+        Map<String, ?> partition,
+        Map<String, ?> offset) {
+      this.encoder = encoder;
       this.result = result;
       this.bytes = bytes;
       this.partition = partition;
@@ -679,6 +688,24 @@ final class ConnectDestination implements Destination {
         @Nullable Schema valueSchema,
         @Nullable Object value,
         long ts) {
+      if (encoder != null) {
+        byte[] keyBytes = encoder.encode(topic, keySchema, key);
+        byte[] valueBytes = encoder.encode(topic, valueSchema, value);
+        bytes +=
+            (keyBytes == null ? 0 : keyBytes.length) + (valueBytes == null ? 0 : valueBytes.length);
+        records.add(
+            new TrackedRecord(
+                this,
+                partition,
+                offset,
+                topic,
+                keyBytes == null ? null : Schema.OPTIONAL_BYTES_SCHEMA,
+                keyBytes,
+                valueBytes == null ? null : Schema.OPTIONAL_BYTES_SCHEMA,
+                valueBytes,
+                ts));
+        return;
+      }
       records.add(
           new TrackedRecord(
               this, partition, offset, topic, keySchema, key, valueSchema, value, ts));

@@ -159,6 +159,20 @@ public final class PgetlConnectorConfig extends AbstractConfig {
    */
   public static final String EXACTLY_ONCE_COMMIT_INTERVAL_MS = "exactly.once.commit.interval.ms";
 
+  /**
+   * How records reach the worker: {@code connect} (Connect structs, serialized by the worker's
+   * converters), {@code json} or {@code json-schemas} (the bytes Connect's {@code JsonConverter}
+   * writes without or with inline schemas, made on pgetl's copy and stream threads; the connector's
+   * {@code key.converter} and {@code value.converter} must then be {@code ByteArrayConverter}).
+   */
+  public static final String RECORD_ENCODING = "record.encoding";
+
+  /**
+   * The prefix of further {@code JsonConverter} settings for {@code record.encoding} {@code json}
+   * and {@code json-schemas}, such as {@code record.json.decimal.format=NUMERIC}.
+   */
+  public static final String RECORD_JSON_PREFIX = "record.json.";
+
   /** Internal: the publication of one task. */
   static final String TASK_PUBLICATION = "pgetl.task.publication";
 
@@ -448,6 +462,24 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         ++o,
         Width.SHORT,
         "Arrays");
+    d.define(
+        RECORD_ENCODING,
+        ConfigDef.Type.STRING,
+        "connect",
+        ConfigDef.ValidString.in("connect", "json", "json-schemas"),
+        Importance.MEDIUM,
+        "connect: records of Connect structs, which the worker's converters serialize on the"
+            + " task's one thread. json or json-schemas: pgetl serializes each record to the bytes"
+            + " Connect's JsonConverter writes (schemas.enable false or true) on its copy and"
+            + " stream threads, in parallel; set key.converter and value.converter of this"
+            + " connector to "
+            + JsonRecordEncoder.BYTE_ARRAY_CONVERTER
+            + ". Single message transforms then see bytes, not structs. Further JsonConverter"
+            + " settings take the prefix record.json. (record.json.decimal.format=NUMERIC).",
+        GROUP_RECORDS,
+        ++o,
+        Width.SHORT,
+        "Record encoding");
     o = 0;
     d.define(
         BATCH_MAX_BYTES,
@@ -790,6 +822,50 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         new CopySlotPositions(source, spec.pipelineId()));
   }
 
+  /**
+   * The serializer of {@code record.encoding} {@code json} or {@code json-schemas}, or null for
+   * Connect structs.
+   */
+  @Nullable JsonRecordEncoder recordEncoder() {
+    JsonRecordEncoder.Encoding e = JsonRecordEncoder.Encoding.parse(getString(RECORD_ENCODING));
+    if (e == JsonRecordEncoder.Encoding.CONNECT) {
+      return null;
+    }
+    return new JsonRecordEncoder(
+        e == JsonRecordEncoder.Encoding.JSON_SCHEMAS, originalsWithPrefix(RECORD_JSON_PREFIX));
+  }
+
+  /**
+   * The error of a serializing {@code record.encoding} whose converters are not the pass-through
+   * one, or null.
+   */
+  @Nullable String recordEncodingError() {
+    if (JsonRecordEncoder.Encoding.parse(getString(RECORD_ENCODING))
+        == JsonRecordEncoder.Encoding.CONNECT) {
+      return null;
+    }
+    List<String> wrong = new ArrayList<>();
+    for (String key : List.of("key.converter", "value.converter")) {
+      Object v = originals().get(key);
+      String name = v instanceof Class<?> c ? c.getName() : String.valueOf(v).trim();
+      if (!JsonRecordEncoder.BYTE_ARRAY_CONVERTER.equals(name)) {
+        wrong.add(key + " is " + (v == null ? "not set (the worker's)" : name));
+      }
+    }
+    if (wrong.isEmpty()) {
+      return null;
+    }
+    return RECORD_ENCODING
+        + "="
+        + getString(RECORD_ENCODING)
+        + " sends records already serialized, so this connector's key.converter and"
+        + " value.converter must be "
+        + JsonRecordEncoder.BYTE_ARRAY_CONVERTER
+        + ": "
+        + String.join(", ", wrong)
+        + ". Set both in the connector's configuration, or use record.encoding=connect.";
+  }
+
   int pollMaxRecords() {
     return getInt(POLL_MAX_RECORDS);
   }
@@ -828,6 +904,15 @@ public final class PgetlConnectorConfig extends AbstractConfig {
               + specs.size()
               + "): one task runs one pipeline, was "
               + maxTasks);
+    }
+    String encoding = recordEncodingError();
+    if (encoding != null) {
+      add(errors, RECORD_ENCODING, encoding);
+    }
+    try {
+      recordEncoder();
+    } catch (RuntimeException e) {
+      add(errors, RECORD_ENCODING, "the record.json. settings: " + e.getMessage());
     }
     PgConnectionConfig source;
     try {

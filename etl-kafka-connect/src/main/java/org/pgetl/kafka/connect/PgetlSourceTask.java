@@ -103,7 +103,12 @@ public final class PgetlSourceTask extends SourceTask {
       pipelineId = spec.pipelineId();
       PgConnectionConfig source = config.source();
       PipelineConfig pipelineConfig = config.pipelineConfig(spec, source);
-      RecordMapper mapper = new RecordMapper(config.recordSettings(spec, source));
+      String encodingError = config.recordEncodingError();
+      if (encodingError != null) {
+        throw new ConnectException(encodingError);
+      }
+      RecordMapper mapper =
+          new RecordMapper(config.recordSettings(spec, source), config.recordEncoder());
       store = config.openStore(pipelineId, source);
       TransactionContext transactions = context.transactionContext();
       OffsetStorageReader offsets = context.offsetStorageReader();

@@ -143,9 +143,26 @@ final class RecordMapper {
   private final Map<StreamId, Lsn> lastCommits = new ConcurrentHashMap<>();
   private final Map<TableId, Copy> copies = new ConcurrentHashMap<>();
   private final ReentrantLock copyStartLock = new ReentrantLock();
+  private final @Nullable JsonRecordEncoder encoder;
 
   RecordMapper(Settings settings) {
+    this(settings, null);
+  }
+
+  /**
+   * Creates a mapper.
+   *
+   * @param encoder serializes each record's key and value on the thread that makes it ({@code
+   *     record.encoding}), or null for Connect structs
+   */
+  RecordMapper(Settings settings, @Nullable JsonRecordEncoder encoder) {
     this.settings = settings;
+    this.encoder = encoder;
+  }
+
+  /** The serializer of records made on the pipeline's threads, or null for Connect structs. */
+  @Nullable JsonRecordEncoder encoder() {
+    return encoder;
   }
 
   /** The schemas of a table version (cached). */

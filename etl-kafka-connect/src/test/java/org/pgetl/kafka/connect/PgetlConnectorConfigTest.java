@@ -42,6 +42,36 @@ class PgetlConnectorConfigTest {
   }
 
   @Test
+  void serializedRecordsNeedThePassThroughConvertersOnTheConnector() {
+    Map<String, String> p = props();
+    p.put(PgetlConnectorConfig.RECORD_ENCODING, "json");
+    p.put("value.converter", "org.apache.kafka.connect.json.JsonConverter");
+    assertThat(errors(p, PgetlConnectorConfig.RECORD_ENCODING))
+        .singleElement()
+        .asString()
+        .contains("key.converter is not set (the worker's)")
+        .contains("value.converter is org.apache.kafka.connect.json.JsonConverter")
+        .contains(JsonRecordEncoder.BYTE_ARRAY_CONVERTER);
+    assertThatThrownBy(() -> new PgetlSourceConnector().start(p))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("record.encoding=json sends records already serialized");
+
+    p.put("key.converter", JsonRecordEncoder.BYTE_ARRAY_CONVERTER);
+    p.put("value.converter", JsonRecordEncoder.BYTE_ARRAY_CONVERTER);
+    assertThat(errors(p, PgetlConnectorConfig.RECORD_ENCODING)).isEmpty();
+    p.put(PgetlConnectorConfig.RECORD_ENCODING, "json-schemas");
+    p.put("record.json.decimal.format", "NUMERIC");
+    assertThat(errors(p, PgetlConnectorConfig.RECORD_ENCODING)).isEmpty();
+    p.put("record.json.decimal.format", "ROMAN");
+    assertThat(errors(p, PgetlConnectorConfig.RECORD_ENCODING))
+        .singleElement()
+        .asString()
+        .startsWith("the record.json. settings: ");
+    p.put(PgetlConnectorConfig.RECORD_ENCODING, "avro");
+    assertThat(errors(p, PgetlConnectorConfig.RECORD_ENCODING)).isNotEmpty();
+  }
+
+  @Test
   void valuesAreCheckedWithPipelineConfigsMessagesOnTheirKeys() {
     Map<String, String> p = props();
     p.put(PgetlConnectorConfig.BATCH_MAX_BYTES, "0");

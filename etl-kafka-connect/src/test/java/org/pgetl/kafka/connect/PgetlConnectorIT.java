@@ -85,7 +85,35 @@ class PgetlConnectorIT {
   @Test
   @Order(1)
   void copyThenStreamingLandInTheTopicsEqualToTheSource(TestDatabase db) {
+    copyThenStream(db, "items", "it", Map.of());
+  }
+
+  /**
+   * The same with the records serialized on pgetl's threads ({@code record.encoding=json-schemas})
+   * and passed through by {@code ByteArrayConverter}: the topic reads the same with Connect's
+   * {@code JsonConverter}.
+   */
+  @Test
+  @Order(2)
+  void serializedRecordsReadTheSameWithJsonConverter(TestDatabase db) {
+    copyThenStream(
+        db,
+        "items_json",
+        "itj",
+        Map.of(
+            PgetlConnectorConfig.RECORD_ENCODING,
+            "json-schemas",
+            "key.converter",
+            JsonRecordEncoder.BYTE_ARRAY_CONVERTER,
+            "value.converter",
+            JsonRecordEncoder.BYTE_ARRAY_CONVERTER));
+  }
+
+  private static void copyThenStream(
+      TestDatabase db, String name, String prefix, Map<String, String> settings) {
     db.execute(
+        "DROP PUBLICATION IF EXISTS items_pub",
+        "DROP TABLE IF EXISTS items",
         "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, amount numeric(12,2),"
             + " at timestamptz, day date, doc jsonb, tags text[], body text)",
         "ALTER TABLE items ALTER COLUMN body SET STORAGE EXTERNAL",
@@ -95,16 +123,19 @@ class PgetlConnectorIT {
             + " CASE WHEN g % 100 = 0 THEN repeat(md5(g::text), 100) END"
             + " FROM generate_series(1, 10000) g",
         "CREATE PUBLICATION items_pub FOR TABLE items");
-    cluster.configureConnector("items", ConnectHarness.connector(db, "items", "items_pub", "it"));
+    Map<String, String> props =
+        new java.util.HashMap<>(ConnectHarness.connector(db, name, "items_pub", prefix));
+    props.putAll(settings);
+    cluster.configureConnector(name, props);
     try {
-      streamsIntoTopic(db);
+      streamsIntoTopic(db, name, prefix);
     } finally {
-      cluster.deleteConnector("items");
+      cluster.deleteConnector(name);
     }
   }
 
-  private static void streamsIntoTopic(TestDatabase db) {
-    try (TopicTable topic = new TopicTable(cluster, "it.public.items")) {
+  private static void streamsIntoTopic(TestDatabase db, String name, String prefix) {
+    try (TopicTable topic = new TopicTable(cluster, prefix + ".public.items")) {
       await().atMost(ConnectHarness.WAIT).until(() -> topic.poll().rows.size() == 10_000);
       assertThat(topic.ops).containsEntry("r", 10_000);
       assertThat(sorted(topic.contents(ITEM_COLUMNS))).isEqualTo(sourceItems(db, "NULL::text"));
@@ -116,7 +147,7 @@ class PgetlConnectorIT {
           .isEqualTo("true");
       // the copy slot's consistent point
       assertThat(copied.getStruct("source").getInt64("lsn")).isPositive();
-      assertThat(copied.schema().name()).isEqualTo("it.public.items.Envelope");
+      assertThat(copied.schema().name()).isEqualTo(prefix + ".public.items.Envelope");
 
       db.execute(
           "INSERT INTO items SELECT g, 'item ' || g, g * 0.5, date_trunc('second', now()), current_date,"
@@ -151,14 +182,14 @@ class PgetlConnectorIT {
                   .field("extra"))
           .isNotNull();
     }
-    ConnectorStateInfo status = cluster.connectorStatus("items");
+    ConnectorStateInfo status = cluster.connectorStatus(name);
     assertThat(status.tasks())
         .singleElement()
         .satisfies(t -> assertThat(t.state()).isEqualTo("RUNNING"));
   }
 
   @Test
-  @Order(2)
+  @Order(3)
   void aSlowKafkaHoldsNoMoreThanThePipelinesInFlightWindow(TestDatabase db) throws Exception {
     db.execute(
         "CREATE TABLE bulk (id bigint PRIMARY KEY, filler text NOT NULL)",
@@ -246,7 +277,7 @@ class PgetlConnectorIT {
    * allowed, after the durable point only). Last: it leaves one worker.
    */
   @Test
-  @Order(3)
+  @Order(4)
   void aStoppedWorkersPipelineMovesToAnotherWorkerAndLosesNothing(TestDatabase db)
       throws Exception {
     db.execute(
