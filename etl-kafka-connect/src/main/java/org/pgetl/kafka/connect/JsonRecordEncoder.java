@@ -1,14 +1,34 @@
 package org.pgetl.kafka.connect;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.connect.data.ConnectSchema;
+import org.apache.kafka.connect.data.Date;
+import org.apache.kafka.connect.data.Decimal;
+import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Time;
+import org.apache.kafka.connect.data.Timestamp;
+import org.apache.kafka.connect.errors.DataException;
+import org.apache.kafka.connect.json.DecimalFormat;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.json.JsonConverterConfig;
 import org.apache.kafka.connect.json.JsonSerializer;
+import org.apache.kafka.connect.storage.ConverterConfig;
+import org.apache.kafka.connect.storage.ConverterType;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,14 +38,17 @@ import org.jspecify.annotations.Nullable;
  * record.encoding}: {@code json} or {@code json-schemas}, with {@code ByteArrayConverter} as the
  * connector's converters).
  *
- * <p>The values are converted by a {@code JsonConverter} itself, so the bytes are the converter's
- * by construction. With schemas, the envelope {@code {"schema":...,"payload":...}} is joined from
- * the schema's bytes, serialized once per schema instance, and the payload's; that is exactly what
- * the converter's one tree serializes to, and saves serializing the same schema again for every
- * record, which is most of the converter's work on a table's envelope.
+ * <p>The payload is written straight to a Jackson generator, value by value, following {@code
+ * JsonConverter}'s rules for each schema type (its logical types, {@code decimal.format}, {@code
+ * replace.null.with.default}); the converter builds a tree of JSON nodes first and serializes that
+ * with the same generator calls, so the bytes are the same without the tree. {@code
+ * JsonRecordEncoderTest} compares both, byte for byte, for every record kind and schema type. With
+ * schemas, the envelope {@code {"schema":...,"payload":...}} is joined from the schema's bytes,
+ * serialized once per schema instance by a {@code JsonConverter}, and the payload's; that is
+ * exactly what the converter's one tree serializes to.
  *
- * <p>Thread-safe: the converter's payload conversion is stateless and its serializer is a Jackson
- * {@code ObjectMapper}; the schema bytes are in a concurrent map.
+ * <p>Thread-safe: a generator per call from a shared {@code JsonFactory}; the schema bytes are in a
+ * concurrent map.
  */
 final class JsonRecordEncoder {
   /** How the connector's records reach Kafka ({@code record.encoding}). */
@@ -54,7 +77,9 @@ final class JsonRecordEncoder {
   private static final int SCHEMA_CACHE_LIMIT = 4096;
 
   private final boolean schemas;
-  private final JsonConverter payloads;
+  private final boolean decimalsAsNumbers;
+  private final boolean replaceNullWithDefault;
+  private final JsonFactory factory = new ObjectMapper().getFactory();
   private final JsonConverter schemaConverter;
   private final JsonSerializer serializer = new JsonSerializer();
   private final Map<SchemaRef, byte[]> schemaBytes = new ConcurrentHashMap<>();
@@ -68,7 +93,11 @@ final class JsonRecordEncoder {
    */
   JsonRecordEncoder(boolean schemas, Map<String, ?> converterSettings) {
     this.schemas = schemas;
-    this.payloads = converter(converterSettings, false);
+    Map<String, Object> s = new HashMap<>(converterSettings);
+    s.put(ConverterConfig.TYPE_CONFIG, ConverterType.VALUE.getName());
+    JsonConverterConfig config = new JsonConverterConfig(s);
+    this.decimalsAsNumbers = config.decimalFormat() == DecimalFormat.NUMERIC;
+    this.replaceNullWithDefault = config.replaceNullWithDefault();
     this.schemaConverter = converter(converterSettings, true);
   }
 
@@ -87,7 +116,7 @@ final class JsonRecordEncoder {
     if (schema == null && value == null) {
       return null;
     }
-    byte[] payload = payloads.fromConnectData(topic, schema, value);
+    byte[] payload = payload(schema, value);
     if (!schemas) {
       return payload;
     }
@@ -105,6 +134,172 @@ final class JsonRecordEncoder {
     at += payload.length;
     out[at] = '}';
     return out;
+  }
+
+  private byte[] payload(@Nullable Schema schema, @Nullable Object value) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+    try (JsonGenerator g = factory.createGenerator(out)) {
+      write(g, schema, value);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
+  /** One value, as {@code JsonConverter} converts it to a node and Jackson serializes that node. */
+  private void write(JsonGenerator g, @Nullable Schema schema, @Nullable Object value)
+      throws IOException {
+    if (value == null) {
+      if (schema == null) {
+        g.writeNull();
+      } else if (schema.defaultValue() != null && replaceNullWithDefault) {
+        write(g, schema, schema.defaultValue());
+      } else if (schema.isOptional()) {
+        g.writeNull();
+      } else {
+        throw new DataException(
+            "Conversion error: null value for field that is required and has no default value");
+      }
+      return;
+    }
+    if (schema != null && schema.name() != null && writeLogical(g, schema, value)) {
+      return;
+    }
+    Schema.Type type = schema == null ? ConnectSchema.schemaType(value.getClass()) : schema.type();
+    if (type == null) {
+      throw new DataException(
+          "Java class " + value.getClass() + " does not have corresponding schema type.");
+    }
+    try {
+      switch (type) {
+        case INT8 -> g.writeNumber((int) (Byte) value);
+        case INT16 -> g.writeNumber((Short) value);
+        case INT32 -> g.writeNumber((Integer) value);
+        case INT64 -> g.writeNumber((Long) value);
+        case FLOAT32 -> g.writeNumber((Float) value);
+        case FLOAT64 -> g.writeNumber((Double) value);
+        case BOOLEAN -> g.writeBoolean((Boolean) value);
+        case STRING -> g.writeString(((CharSequence) value).toString());
+        case BYTES -> {
+          if (value instanceof byte[] b) {
+            g.writeBinary(b);
+          } else if (value instanceof ByteBuffer b) {
+            g.writeBinary(backingArray(b));
+          } else {
+            throw new DataException("Invalid type for bytes type: " + value.getClass());
+          }
+        }
+        case ARRAY -> {
+          g.writeStartArray();
+          for (Object element : (Collection<?>) value) {
+            write(g, schema == null ? null : schema.valueSchema(), element);
+          }
+          g.writeEndArray();
+        }
+        case MAP -> writeMap(g, schema, (Map<?, ?>) value);
+        case STRUCT -> {
+          Struct struct = (Struct) value;
+          if (struct.schema() != schema && !struct.schema().equals(schema)) {
+            throw new DataException("Mismatching schema.");
+          }
+          g.writeStartObject();
+          for (Field field : struct.schema().fields()) {
+            g.writeFieldName(field.name());
+            // the stored value, not the field's default (the converter's getWithoutDefault)
+            Object v =
+                field.schema().defaultValue() == null
+                    ? struct.get(field)
+                    : struct.getWithoutDefault(field.name());
+            write(g, field.schema(), v);
+          }
+          g.writeEndObject();
+        }
+      }
+    } catch (ClassCastException e) {
+      throw new DataException(
+          "Invalid type for "
+              + (schema == null ? "unknown schema" : schema.type().toString())
+              + ": "
+              + value.getClass(),
+          e);
+    }
+  }
+
+  // the converter writes a buffer's whole backing array, whatever its position and offset
+  @SuppressWarnings("ByteBufferBackingArray")
+  private static byte[] backingArray(ByteBuffer b) {
+    return b.array();
+  }
+
+  private boolean writeLogical(JsonGenerator g, Schema schema, Object value) throws IOException {
+    switch (schema.name()) {
+      case Decimal.LOGICAL_NAME -> {
+        if (!(value instanceof BigDecimal decimal)) {
+          throw new DataException(
+              "Invalid type for Decimal, expected BigDecimal but was " + value.getClass());
+        }
+        if (decimalsAsNumbers) {
+          g.writeNumber(decimal);
+        } else {
+          g.writeBinary(Decimal.fromLogical(schema, decimal));
+        }
+        return true;
+      }
+      case Date.LOGICAL_NAME -> {
+        g.writeNumber(Date.fromLogical(schema, date("Date", value)));
+        return true;
+      }
+      case Time.LOGICAL_NAME -> {
+        g.writeNumber(Time.fromLogical(schema, date("Time", value)));
+        return true;
+      }
+      case Timestamp.LOGICAL_NAME -> {
+        g.writeNumber(Timestamp.fromLogical(schema, date("Timestamp", value)));
+        return true;
+      }
+      default -> {
+        return false;
+      }
+    }
+  }
+
+  private static java.util.Date date(String logical, Object value) {
+    if (value instanceof java.util.Date d) {
+      return d;
+    }
+    throw new DataException(
+        "Invalid type for " + logical + ", expected Date but was " + value.getClass());
+  }
+
+  private void writeMap(JsonGenerator g, @Nullable Schema schema, Map<?, ?> map)
+      throws IOException {
+    boolean objectMode;
+    if (schema == null) {
+      objectMode = map.keySet().stream().allMatch(k -> k instanceof String);
+    } else {
+      objectMode = schema.keySchema().type() == Schema.Type.STRING;
+    }
+    Schema keySchema = schema == null ? null : schema.keySchema();
+    Schema valueSchema = schema == null ? null : schema.valueSchema();
+    if (objectMode) {
+      g.writeStartObject();
+      for (Map.Entry<?, ?> e : map.entrySet()) {
+        // the converter names the field by the key node's text: the string, or "null"
+        g.writeFieldName(e.getKey() == null ? "null" : e.getKey().toString());
+        write(g, valueSchema, e.getValue());
+      }
+    } else {
+      g.writeStartArray();
+      for (Map.Entry<?, ?> e : map.entrySet()) {
+        g.writeStartArray();
+        write(g, keySchema, e.getKey());
+        write(g, valueSchema, e.getValue());
+        g.writeEndArray();
+      }
+      g.writeEndArray();
+      return;
+    }
+    g.writeEndObject();
   }
 
   private byte[] schemaBytes(String topic, Schema schema) {

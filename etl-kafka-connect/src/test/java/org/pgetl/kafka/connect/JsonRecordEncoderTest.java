@@ -3,6 +3,7 @@ package org.pgetl.kafka.connect;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -10,10 +11,16 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.apache.kafka.connect.data.Date;
+import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Time;
+import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.junit.jupiter.api.Test;
 import org.pgetl.destination.StreamId;
@@ -204,5 +211,99 @@ class JsonRecordEncoderTest {
         .isEqualTo(
             converter(true, Map.of(), false)
                 .fromConnectData("t", Schema.OPTIONAL_STRING_SCHEMA, null));
+  }
+
+  /** Every schema type and logical type Connect has, beyond what the mapper makes today. */
+  @Test
+  void everyConnectTypeIsWrittenAsTheConverterWritesIt() {
+    Schema inner =
+        org.apache.kafka.connect.data.SchemaBuilder.struct()
+            .name("inner")
+            .field("n", Schema.OPTIONAL_INT32_SCHEMA)
+            .optional()
+            .build();
+    Schema schema =
+        org.apache.kafka.connect.data.SchemaBuilder.struct()
+            .name("all")
+            .field("i8", Schema.INT8_SCHEMA)
+            .field("i16", Schema.INT16_SCHEMA)
+            .field("f32", Schema.FLOAT32_SCHEMA)
+            .field("f64", Schema.FLOAT64_SCHEMA)
+            .field("nan", Schema.FLOAT64_SCHEMA)
+            .field("inf", Schema.FLOAT32_SCHEMA)
+            .field("buf", Schema.BYTES_SCHEMA)
+            .field(
+                "list",
+                org.apache.kafka.connect.data.SchemaBuilder.array(Schema.OPTIONAL_INT32_SCHEMA)
+                    .build())
+            .field(
+                "byName",
+                org.apache.kafka.connect.data.SchemaBuilder.map(
+                        Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA)
+                    .build())
+            .field(
+                "byNumber",
+                org.apache.kafka.connect.data.SchemaBuilder.map(
+                        Schema.INT32_SCHEMA, Schema.STRING_SCHEMA)
+                    .build())
+            .field("inner", inner)
+            .field("noInner", inner)
+            .field("dec", Decimal.builder(3).build())
+            .field("day", Date.SCHEMA)
+            .field("time", Time.SCHEMA)
+            .field("ts", Timestamp.SCHEMA)
+            .field(
+                "withDefault",
+                org.apache.kafka.connect.data.SchemaBuilder.string()
+                    .optional()
+                    .defaultValue("dflt")
+                    .build())
+            .field(
+                "setDefault",
+                org.apache.kafka.connect.data.SchemaBuilder.int64()
+                    .optional()
+                    .defaultValue(7L)
+                    .build())
+            .build();
+    Map<String, String> byName = new LinkedHashMap<>();
+    byName.put("a", "x \"q\" é");
+    byName.put("b", null);
+    Map<Integer, String> byNumber = new LinkedHashMap<>();
+    byNumber.put(2, "two");
+    byNumber.put(-1, "minus one");
+    List<Integer> list = new ArrayList<>();
+    list.add(1);
+    list.add(null);
+    Struct value =
+        new Struct(schema)
+            .put("i8", (byte) -8)
+            .put("i16", (short) 300)
+            .put("f32", 0.1f)
+            .put("f64", 1.0e-300)
+            .put("nan", Double.NaN)
+            .put("inf", Float.NEGATIVE_INFINITY)
+            .put("buf", ByteBuffer.wrap(new byte[] {1, 2, 3, (byte) 0xfe}))
+            .put("list", list)
+            .put("byName", byName)
+            .put("byNumber", byNumber)
+            .put("inner", new Struct(inner).put("n", 5))
+            .put("dec", new BigDecimal("-1234.500"))
+            .put("day", new java.util.Date(86_400_000L * 19_000))
+            .put("time", new java.util.Date(45_296_789L))
+            .put("ts", new java.util.Date(1_700_000_000_123L))
+            .put("setDefault", 9L);
+    for (boolean schemas : new boolean[] {false, true}) {
+      for (Map<String, String> settings :
+          List.of(
+              Map.<String, String>of(),
+              Map.of("decimal.format", "NUMERIC", "replace.null.with.default", "false"))) {
+        JsonRecordEncoder encoder = new JsonRecordEncoder(schemas, settings);
+        byte[] expected = converter(schemas, settings, false).fromConnectData("t", schema, value);
+        byte[] actual = encoder.encode("t", schema, value);
+        assertThat(actual)
+            .as(() -> new String(expected, StandardCharsets.UTF_8))
+            .isEqualTo(expected);
+      }
+    }
   }
 }
