@@ -48,7 +48,12 @@ import org.pgetl.testkit.EmbeddedPostgres;
  *   <li><b>pgbench</b>: 4 clients running pgbench's TPC-B-like transaction (3 updates, 1 insert), K
  *       transactions in all, with {@code synchronous_commit = off} in the clients so that the load
  *       outruns the apply; rate = rows changed / time from the first commit returning to the last
- *       history row visible in the target.
+ *       history row visible in the target. Both sides apply the load at once, as it runs, so the
+ *       figure is bound by the load when both keep up;
+ *   <li><b>pgbench backlog</b>: after the rounds, 16 × K transactions of the same load run while
+ *       both sides are stopped, then each side is resumed alone ({@code ALTER SUBSCRIPTION ...
+ *       ENABLE}; a new {@code Pipeline} over the same store, {@code start()}): rate = rows changed
+ *       / time from the resume to the last history row visible in the target, start-up included.
  * </ul>
  *
  * <p>Each side has its own copy of the apply tables (schemas {@code n} and {@code p}, each in a
@@ -73,6 +78,8 @@ public final class MirrorBenchmark {
   private static final int TELLERS = 10 * BRANCHES;
   private static final int ACCOUNTS = 10_000 * BRANCHES;
   private static final long POLL_MILLIS = 5;
+  // the backlog load is this many times the live pgbench load, so that start-up is a small share
+  private static final int BACKLOG_TRANSACTIONS_PER_LOAD_TRANSACTION = 16;
 
   private final EmbeddedPostgres pg;
   private final PgConnectionConfig source;
@@ -141,7 +148,9 @@ public final class MirrorBenchmark {
     List<List<Double>> copy = List.of(new ArrayList<>(), new ArrayList<>());
     List<List<Double>> large = List.of(new ArrayList<>(), new ArrayList<>());
     List<List<Double>> bench = List.of(new ArrayList<>(), new ArrayList<>());
-    try (Pipeline apply = startApplyPipeline()) {
+    List<List<Double>> backlog = List.of(new ArrayList<>(), new ArrayList<>());
+    MemoryStore applyStore = new MemoryStore("mirror_apply");
+    try (Pipeline apply = startApplyPipeline(applyStore)) {
       for (int r = 0; r < rounds; r++) {
         int[] order = r % 2 == 0 ? new int[] {0, 1} : new int[] {1, 0};
         for (int side : order) {
@@ -172,10 +181,17 @@ public final class MirrorBenchmark {
         throw apply.failure().get();
       }
     }
+    // the apply pipeline is stopped now: each backlog round restarts it over the same store
+    for (int r = 0; r < rounds; r++) {
+      double[] b = backlog(r, applyStore);
+      backlog.get(0).add(b[0]);
+      backlog.get(1).add(b[1]);
+    }
     double[] ratio = {
       median(copy.get(1)) / median(copy.get(0)),
       median(large.get(1)) / median(large.get(0)),
-      median(bench.get(1)) / median(bench.get(0))
+      median(bench.get(1)) / median(bench.get(0)),
+      median(backlog.get(1)) / median(backlog.get(0))
     };
     System.out.println();
     System.out.printf(
@@ -193,12 +209,20 @@ public final class MirrorBenchmark {
         ratio[2]);
     System.out.printf(
         Locale.ROOT,
-        "SUMMARY load %.2f: copy %.2fx native (target 1.5x), large tx %.2fx native (target 1.0x),"
-            + " pgbench %.2fx native (target 1.0x)%n",
+        "medians: pgbench backlog native %s rows/s, pgetl %s rows/s (%.2fx)%n",
+        fmt(median(backlog.get(0))),
+        fmt(median(backlog.get(1))),
+        ratio[3]);
+    System.out.printf(
+        Locale.ROOT,
+        "SUMMARY load %.2f: copy %.2fx native (target 1.0x), large tx %.2fx native (target 1.5x),"
+            + " pgbench live %.2fx native (bound by the load), pgbench backlog %.2fx native"
+            + " (target 1.2x)%n",
         load(),
         ratio[0],
         ratio[1],
-        ratio[2]);
+        ratio[2],
+        ratio[3]);
   }
 
   // --- set-up
@@ -270,8 +294,7 @@ public final class MirrorBenchmark {
     };
   }
 
-  private Pipeline startApplyPipeline() throws Exception {
-    MemoryStore store = new MemoryStore("mirror_apply");
+  private Pipeline startApplyPipeline(MemoryStore store) throws Exception {
     PipelineConfig config =
         PipelineConfig.builder()
             .pipelineId("mirror_apply")
@@ -282,6 +305,83 @@ public final class MirrorBenchmark {
     p.start();
     waitReady(store, 5);
     return p;
+  }
+
+  /**
+   * The pgbench load run while both sides are stopped (the subscription disabled, pgetl's pipeline
+   * closed), then each side resumed alone, the order alternating per round: rows changed / time
+   * from the resume ({@code ALTER SUBSCRIPTION ... ENABLE}, {@code Pipeline.start()}) to the last
+   * history row visible in the target. Start-up counts on both sides.
+   */
+  private double[] backlog(int round, MemoryStore store) throws Exception {
+    try (Connection an = connect("an")) {
+      exec(an, "ALTER SUBSCRIPTION native_n DISABLE");
+      waitUntil(
+          an,
+          "SELECT count(*) = 0 FROM pg_stat_subscription"
+              + " WHERE subname = 'native_n' AND pid IS NOT NULL");
+    }
+    int count = BACKLOG_TRANSACTIONS_PER_LOAD_TRANSACTION * transactions / CLIENTS;
+    ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
+    try {
+      List<Future<Long>> done = new ArrayList<>();
+      for (int i = 0; i < CLIENTS; i++) {
+        Random random = new Random(10_000L + round * 100L + i);
+        done.add(clients.submit(() -> client(count, random, new AtomicLong(Long.MAX_VALUE))));
+      }
+      for (Future<Long> f : done) {
+        f.get();
+      }
+    } finally {
+      clients.shutdownNow();
+    }
+    int total = count * CLIENTS;
+    historyRows += total;
+    try (Connection src = connect("src")) {
+      exec(src, "CHECKPOINT");
+    }
+    String sql = "SELECT count(*) >= " + historyRows + " FROM b.pgbench_history";
+    double[] rates = new double[2];
+    int[] order = round % 2 == 0 ? new int[] {0, 1} : new int[] {1, 0};
+    for (int side : order) {
+      long start;
+      if (side == 0) {
+        try (Connection an = connect("an")) {
+          start = System.nanoTime();
+          exec(an, "ALTER SUBSCRIPTION native_n ENABLE");
+          waitUntil(an, sql);
+        }
+      } else {
+        PipelineConfig config =
+            PipelineConfig.builder()
+                .pipelineId("mirror_apply")
+                .publication("pub_p")
+                .source(source)
+                .build();
+        try (Connection ap = connect("ap")) {
+          start = System.nanoTime();
+          try (Pipeline p =
+              Pipeline.create(config, store, new PostgresMirrorDestination(config(pg, "ap")))) {
+            p.start();
+            waitUntil(ap, sql);
+            if (p.failure().isPresent()) {
+              throw p.failure().get();
+            }
+          }
+        }
+      }
+      rates[side] = 4e9 * total / (System.nanoTime() - start);
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "  pgbench backlog round %d (%s first): %,d transactions applied after a resume; native"
+            + " %s rows/s, pgetl %s rows/s%n",
+        round + 1,
+        order[0] == 0 ? "native" : "pgetl",
+        total,
+        fmt(rates[0]),
+        fmt(rates[1]));
+    return rates;
   }
 
   // --- copy
