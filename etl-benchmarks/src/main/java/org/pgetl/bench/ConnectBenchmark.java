@@ -68,13 +68,15 @@ import org.pgetl.testkit.EmbeddedPostgres;
  * streamRows rounds converter mode encoding]}. The encoding {@code serialized} gives pgetl's
  * connector {@code record.encoding} {@code json} or {@code json-schemas} (the converter's bytes,
  * made on its copy and stream threads) with {@code ByteArrayConverter}; Debezium's records still go
- * through the worker's converter.
+ * through the worker's converter. {@code -Dpgetl.bench.connector.KEY=VALUE} adds a setting to
+ * pgetl's connector ({@code -Dpgetl.bench.connector.pgoutput.streaming=false}).
  */
 public final class ConnectBenchmark {
   static final String DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector";
   static final int PRODUCER_COMMIT_RECORDS = PgetlConnectorConfig.DEFAULT_POLL_MAX_RECORDS;
   // a connector run that has not delivered every record by then is reported stalled and left out
   private static final Duration RUN_LIMIT = Duration.ofMinutes(3);
+  private static final String CONNECTOR_SETTING = "pgetl.bench.connector.";
 
   // set once by main: exactly-once on, and the worker's producer.* settings
   private static boolean exactlyOnce;
@@ -525,6 +527,15 @@ public final class ConnectBenchmark {
       p.put("key.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
       p.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
     }
+    // further connector settings for pgetl's connector: -Dpgetl.bench.connector.KEY=VALUE
+    System.getProperties()
+        .stringPropertyNames()
+        .forEach(
+            k -> {
+              if (k.startsWith(CONNECTOR_SETTING)) {
+                p.put(k.substring(CONNECTOR_SETTING.length()), System.getProperty(k));
+              }
+            });
     topicCreation(p);
     return p;
   }

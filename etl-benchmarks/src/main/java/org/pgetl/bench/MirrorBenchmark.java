@@ -294,14 +294,19 @@ public final class MirrorBenchmark {
     };
   }
 
-  private Pipeline startApplyPipeline(MemoryStore store) throws Exception {
+  /** The apply pipeline (large transactions, pgbench) over {@code store}, not started. */
+  private Pipeline applyPipeline(MemoryStore store) {
     PipelineConfig config =
         PipelineConfig.builder()
             .pipelineId("mirror_apply")
             .publication("pub_p")
             .source(source)
             .build();
-    Pipeline p = Pipeline.create(config, store, new PostgresMirrorDestination(config(pg, "ap")));
+    return Pipeline.create(config, store, new PostgresMirrorDestination(config(pg, "ap")));
+  }
+
+  private Pipeline startApplyPipeline(MemoryStore store) throws Exception {
+    Pipeline p = applyPipeline(store);
     p.start();
     waitReady(store, 5);
     return p;
@@ -352,16 +357,9 @@ public final class MirrorBenchmark {
           waitUntil(an, sql);
         }
       } else {
-        PipelineConfig config =
-            PipelineConfig.builder()
-                .pipelineId("mirror_apply")
-                .publication("pub_p")
-                .source(source)
-                .build();
         try (Connection ap = connect("ap")) {
           start = System.nanoTime();
-          try (Pipeline p =
-              Pipeline.create(config, store, new PostgresMirrorDestination(config(pg, "ap")))) {
+          try (Pipeline p = applyPipeline(store)) {
             p.start();
             waitUntil(ap, sql);
             if (p.failure().isPresent()) {

@@ -123,6 +123,9 @@ public final class PgetlConnectorConfig extends AbstractConfig {
   /** {@code PipelineConfig.pgoutputBinary}. */
   public static final String PGOUTPUT_BINARY = "pgoutput.binary";
 
+  /** {@code PipelineConfig.pgoutputStreaming}. */
+  public static final String PGOUTPUT_STREAMING = "pgoutput.streaming";
+
   /** {@code PipelineConfig.statusInterval}, in milliseconds. */
   public static final String STATUS_INTERVAL_MS = "status.interval.ms";
 
@@ -543,6 +546,18 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         Width.SHORT,
         "pgoutput binary");
     d.define(
+        PGOUTPUT_STREAMING,
+        ConfigDef.Type.BOOLEAN,
+        PipelineConfig.DEFAULT_PGOUTPUT_STREAMING,
+        Importance.LOW,
+        "Ask pgoutput to stream large transactions while they run (PostgreSQL 14+); they wait for"
+            + " their commit in a spool on the worker's local disk. False: the server holds a"
+            + " large transaction until its commit (protocol 1).",
+        GROUP_TUNING,
+        ++o,
+        Width.SHORT,
+        "pgoutput streaming");
+    d.define(
         STATUS_INTERVAL_MS,
         ConfigDef.Type.LONG,
         PipelineConfig.DEFAULT_STATUS_INTERVAL.toMillis(),
@@ -741,6 +756,7 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         .maxTableSyncWorkers(getInt(MAX_TABLE_SYNC_WORKERS))
         .copyConnectionsPerTable(getInt(COPY_CONNECTIONS_PER_TABLE))
         .pgoutputBinary(getBoolean(PGOUTPUT_BINARY))
+        .pgoutputStreaming(getBoolean(PGOUTPUT_STREAMING))
         .statusInterval(Duration.ofMillis(getLong(STATUS_INTERVAL_MS)))
         .shutdownTimeout(Duration.ofMillis(getLong(SHUTDOWN_TIMEOUT_MS)))
         .retryDelay(Duration.ofMillis(getLong(RETRY_DELAY_MS)))

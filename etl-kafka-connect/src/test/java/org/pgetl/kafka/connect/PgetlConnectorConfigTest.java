@@ -189,4 +189,20 @@ class PgetlConnectorConfigTest {
     p.put(PgetlConnectorConfig.FAILOVER_SLOTS, "maybe");
     assertThat(errors(p, PgetlConnectorConfig.FAILOVER_SLOTS)).isNotEmpty();
   }
+
+  @Test
+  void pgoutputStreamingFollowsTheLibraryUnlessTurnedOff() {
+    PgetlConnectorConfig defaults = new PgetlConnectorConfig(props());
+    assertThat(
+            defaults
+                .pipelineConfig(defaults.pipelines().get(0), defaults.source())
+                .pgoutputStreaming())
+        .isEqualTo(PipelineConfig.DEFAULT_PGOUTPUT_STREAMING)
+        .isTrue();
+    Map<String, String> p = props();
+    p.put(PgetlConnectorConfig.PGOUTPUT_STREAMING, "false");
+    PgetlConnectorConfig off = new PgetlConnectorConfig(p);
+    assertThat(off.pipelineConfig(off.pipelines().get(0), off.source()).pgoutputStreaming())
+        .isFalse();
+  }
 }
