@@ -116,32 +116,21 @@ final class JsonRecordEncoder {
     if (schema == null && value == null) {
       return null;
     }
-    byte[] payload = payload(schema, value);
-    if (!schemas) {
-      return payload;
+    byte[] head = !schemas ? null : schema == null ? NULL : schemaBytes(topic, schema);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256 + (head == null ? 0 : head.length));
+    if (head != null) {
+      // the envelope around the payload, as the converter's one tree serializes it
+      out.writeBytes(SCHEMA_START);
+      out.writeBytes(head);
+      out.writeBytes(PAYLOAD_START);
     }
-    byte[] head = schema == null ? NULL : schemaBytes(topic, schema);
-    byte[] out =
-        new byte[SCHEMA_START.length + head.length + PAYLOAD_START.length + payload.length + 1];
-    int at = 0;
-    System.arraycopy(SCHEMA_START, 0, out, at, SCHEMA_START.length);
-    at += SCHEMA_START.length;
-    System.arraycopy(head, 0, out, at, head.length);
-    at += head.length;
-    System.arraycopy(PAYLOAD_START, 0, out, at, PAYLOAD_START.length);
-    at += PAYLOAD_START.length;
-    System.arraycopy(payload, 0, out, at, payload.length);
-    at += payload.length;
-    out[at] = '}';
-    return out;
-  }
-
-  private byte[] payload(@Nullable Schema schema, @Nullable Object value) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
     try (JsonGenerator g = factory.createGenerator(out)) {
       write(g, schema, value);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+    if (head != null) {
+      out.write('}');
     }
     return out.toByteArray();
   }
@@ -288,6 +277,7 @@ final class JsonRecordEncoder {
         g.writeFieldName(e.getKey() == null ? "null" : e.getKey().toString());
         write(g, valueSchema, e.getValue());
       }
+      g.writeEndObject();
     } else {
       g.writeStartArray();
       for (Map.Entry<?, ?> e : map.entrySet()) {
@@ -297,9 +287,7 @@ final class JsonRecordEncoder {
         g.writeEndArray();
       }
       g.writeEndArray();
-      return;
     }
-    g.writeEndObject();
   }
 
   private byte[] schemaBytes(String topic, Schema schema) {
