@@ -78,6 +78,14 @@ import org.pgetl.error.EtlException;
  *     over one connection per this many bytes ({@code pg_table_size}: heap and TOAST), at least one
  *     and at most {@code copyConnectionsPerTable}, so that a small table does not pay for
  *     connections that would each copy little; 0 always uses {@code copyConnectionsPerTable}
+ * @param chunkedCopyMinBytes the least size of a table ({@code pg_table_size}) that is copied in
+ *     chunks while its changes stream, when the destination supports it, the source is PostgreSQL
+ *     14+ and the first column of the table's key is an integer: each chunk is read under its own
+ *     short snapshot and is done once durable, so no snapshot is held for the whole copy and a
+ *     restart copies only the chunks not done; 0 copies every such table in chunks, {@link
+ *     Long#MAX_VALUE} none
+ * @param copyChunkBytes about how many bytes of a table one chunk holds (the table's size divided
+ *     into chunks of this size); a snapshot lives about as long as one chunk takes to read
  */
 public record PipelineConfig(
     String pipelineId,
@@ -108,7 +116,9 @@ public record PipelineConfig(
     boolean temporarySlots,
     FailoverSlots failoverSlots,
     boolean requireReplicaIdentity,
-    long copyMinBytesPerConnection) {
+    long copyMinBytesPerConnection,
+    long chunkedCopyMinBytes,
+    long copyChunkBytes) {
 
   /** 8 MiB: large enough for throughput, small enough to bound memory per stream. */
   public static final long DEFAULT_BATCH_MAX_BYTES = 8L * 1024 * 1024;
@@ -131,6 +141,12 @@ public record PipelineConfig(
    * about a tenth of a second; another connection costs a login and a snapshot import first.
    */
   public static final long DEFAULT_COPY_MIN_BYTES_PER_CONNECTION = 8L * 1024 * 1024;
+
+  /** Default {@code chunkedCopyMinBytes}: tables of 1 GiB and more are copied in chunks. */
+  public static final long DEFAULT_CHUNKED_COPY_MIN_BYTES = 1024L * 1024 * 1024;
+
+  /** Default {@code copyChunkBytes}: 64 MiB, a few seconds of one connection's COPY. */
+  public static final long DEFAULT_COPY_CHUNK_BYTES = 64L * 1024 * 1024;
 
   /** 2 s before the first timed retry. */
   public static final Duration DEFAULT_RETRY_DELAY = Duration.ofSeconds(2);
@@ -248,6 +264,10 @@ public record PipelineConfig(
     if (copyMinBytesPerConnection < 0) {
       throw invalid("copyMinBytesPerConnection must be >= 0, was " + copyMinBytesPerConnection);
     }
+    if (chunkedCopyMinBytes < 0) {
+      throw invalid("chunkedCopyMinBytes must be >= 0, was " + chunkedCopyMinBytes);
+    }
+    positive(copyChunkBytes, "copyChunkBytes");
     positive(retryDelay, "retry.delay");
     positive(retryMaxDelay, "retry.maxDelay");
     if (retryMaxDelay.compareTo(retryDelay) < 0) {
@@ -287,6 +307,77 @@ public record PipelineConfig(
           "temporarySlots and failoverSlots exclude each other: a temporary slot cannot"
               + " be a failover slot");
     }
+  }
+
+  /**
+   * Creates a configuration with {@link #DEFAULT_CHUNKED_COPY_MIN_BYTES} and {@link
+   * #DEFAULT_COPY_CHUNK_BYTES}, as before those settings existed; prefer {@link #builder()}.
+   *
+   * @throws EtlException of kind {@code CONFIG_ERROR} as the canonical constructor
+   */
+  @SuppressWarnings("InlineMeSuggester") // kept for source and binary compatibility
+  public PipelineConfig(
+      String pipelineId,
+      String publication,
+      PgConnectionConfig source,
+      long batchMaxBytes,
+      Duration batchMaxFill,
+      int maxInFlightWrites,
+      int maxTableSyncWorkers,
+      int copyConnectionsPerTable,
+      Duration retryDelay,
+      Duration retryMaxDelay,
+      double retryBackoffMultiplier,
+      int retryMaxAttempts,
+      TableCopySelection tableCopy,
+      InvalidatedSlotBehavior invalidatedSlotBehavior,
+      boolean pgoutputBinary,
+      boolean pgoutputStreaming,
+      Path spoolDirectory,
+      long spoolMaxBytes,
+      Duration statusInterval,
+      Duration shutdownTimeout,
+      Duration lifecyclePollInterval,
+      Duration publicationRefreshInterval,
+      InstanceMode instanceMode,
+      Duration leaseCheckInterval,
+      Duration takeoverDelay,
+      boolean temporarySlots,
+      FailoverSlots failoverSlots,
+      boolean requireReplicaIdentity,
+      long copyMinBytesPerConnection) {
+    this(
+        pipelineId,
+        publication,
+        source,
+        batchMaxBytes,
+        batchMaxFill,
+        maxInFlightWrites,
+        maxTableSyncWorkers,
+        copyConnectionsPerTable,
+        retryDelay,
+        retryMaxDelay,
+        retryBackoffMultiplier,
+        retryMaxAttempts,
+        tableCopy,
+        invalidatedSlotBehavior,
+        pgoutputBinary,
+        pgoutputStreaming,
+        spoolDirectory,
+        spoolMaxBytes,
+        statusInterval,
+        shutdownTimeout,
+        lifecyclePollInterval,
+        publicationRefreshInterval,
+        instanceMode,
+        leaseCheckInterval,
+        takeoverDelay,
+        temporarySlots,
+        failoverSlots,
+        requireReplicaIdentity,
+        copyMinBytesPerConnection,
+        DEFAULT_CHUNKED_COPY_MIN_BYTES,
+        DEFAULT_COPY_CHUNK_BYTES);
   }
 
   /**
@@ -547,6 +638,8 @@ public record PipelineConfig(
     b.failoverSlots = failoverSlots;
     b.requireReplicaIdentity = requireReplicaIdentity;
     b.copyMinBytesPerConnection = copyMinBytesPerConnection;
+    b.chunkedCopyMinBytes = chunkedCopyMinBytes;
+    b.copyChunkBytes = copyChunkBytes;
     return b;
   }
 
@@ -597,7 +690,8 @@ public record PipelineConfig(
             + " spoolDirectory=%s, spoolMaxBytes=%d, statusInterval=%s, shutdownTimeout=%s,"
             + " lifecyclePollInterval=%s, publicationRefreshInterval=%s, instanceMode=%s,"
             + " leaseCheckInterval=%s, takeoverDelay=%s, temporarySlots=%s, failoverSlots=%s,"
-            + " requireReplicaIdentity=%s, copyMinBytesPerConnection=%d]",
+            + " requireReplicaIdentity=%s, copyMinBytesPerConnection=%d,"
+            + " chunkedCopyMinBytes=%d, copyChunkBytes=%d]",
         pipelineId,
         publication,
         source,
@@ -626,7 +720,9 @@ public record PipelineConfig(
         temporarySlots,
         failoverSlots,
         requireReplicaIdentity,
-        copyMinBytesPerConnection);
+        copyMinBytesPerConnection,
+        chunkedCopyMinBytes,
+        copyChunkBytes);
   }
 
   /** Builds a {@link PipelineConfig}; every setter returns this builder. */
@@ -640,6 +736,8 @@ public record PipelineConfig(
     private int maxTableSyncWorkers = DEFAULT_MAX_TABLE_SYNC_WORKERS;
     private int copyConnectionsPerTable = DEFAULT_COPY_CONNECTIONS_PER_TABLE;
     private long copyMinBytesPerConnection = DEFAULT_COPY_MIN_BYTES_PER_CONNECTION;
+    private long chunkedCopyMinBytes = DEFAULT_CHUNKED_COPY_MIN_BYTES;
+    private long copyChunkBytes = DEFAULT_COPY_CHUNK_BYTES;
     private Duration retryDelay = DEFAULT_RETRY_DELAY;
     private Duration retryMaxDelay = DEFAULT_RETRY_MAX_DELAY;
     private double retryBackoffMultiplier = DEFAULT_RETRY_BACKOFF_MULTIPLIER;
@@ -762,6 +860,31 @@ public record PipelineConfig(
      */
     public Builder copyMinBytesPerConnection(long value) {
       this.copyMinBytesPerConnection = value;
+      return this;
+    }
+
+    /**
+     * Sets the least size of a table that is copied in chunks while its changes stream (default 1
+     * GiB): resumable per chunk, no snapshot held for the whole copy. It needs a destination that
+     * supports it, PostgreSQL 14+ and a key whose first column is an integer; other tables are
+     * copied under one snapshot. 0 copies every such table in chunks, {@link Long#MAX_VALUE} none.
+     *
+     * @param value bytes, 0 or more
+     * @return this builder
+     */
+    public Builder chunkedCopyMinBytes(long value) {
+      this.chunkedCopyMinBytes = value;
+      return this;
+    }
+
+    /**
+     * Sets about how many bytes of a table one chunk holds (default 64 MiB).
+     *
+     * @param value bytes, positive
+     * @return this builder
+     */
+    public Builder copyChunkBytes(long value) {
+      this.copyChunkBytes = value;
       return this;
     }
 
@@ -1053,7 +1176,9 @@ public record PipelineConfig(
           temporarySlots,
           failoverSlots,
           requireReplicaIdentity,
-          copyMinBytesPerConnection);
+          copyMinBytesPerConnection,
+          chunkedCopyMinBytes,
+          copyChunkBytes);
     }
   }
 }

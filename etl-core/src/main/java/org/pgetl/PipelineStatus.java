@@ -88,8 +88,42 @@ public record PipelineStatus(
    * @param state its state; an {@link TableState.Errored} state carries the error, its hint and
    *     when it is retried
    * @param rowsCopied the rows of its current (or last finished) copy
+   * @param chunks the progress of its copy in chunks, or null when it is not copied in chunks now
    */
-  public record TableStatus(@Nullable TableName name, TableState state, long rowsCopied) {}
+  public record TableStatus(
+      @Nullable TableName name, TableState state, long rowsCopied, @Nullable ChunkProgress chunks) {
+
+    /**
+     * A table not copied in chunks now.
+     *
+     * @param name the table's name, or null while not known
+     * @param state its state
+     * @param rowsCopied the rows of its current (or last finished) copy
+     */
+    public TableStatus(@Nullable TableName name, TableState state, long rowsCopied) {
+      this(name, state, rowsCopied, null);
+    }
+  }
+
+  /**
+   * The progress of a table copied in chunks.
+   *
+   * @param chunksDone the chunks whose rows are durable, kept ones included
+   * @param chunks the chunks in all (one-key re-reads included)
+   * @param chunksKept the chunks that were done when this run of the copy began (a resumed copy)
+   * @param rowsCopied the rows of the chunks done, kept ones included
+   * @param bytesCopied the bytes of those rows
+   * @param bytesPerSecond the rate of this run of the copy (0 until a chunk is done)
+   * @param eta the time left at that rate, or null while not known
+   */
+  public record ChunkProgress(
+      int chunksDone,
+      int chunks,
+      int chunksKept,
+      long rowsCopied,
+      long bytesCopied,
+      double bytesPerSecond,
+      @Nullable Duration eta) {}
 
   /**
    * The most recent failure of a pipeline, with its time and whether it still matters.

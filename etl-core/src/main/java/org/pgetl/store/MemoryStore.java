@@ -39,6 +39,7 @@ public final class MemoryStore implements PipelineStore {
   private final Map<String, LifecycleRecord> lifecycle = new HashMap<>();
   private final Map<Long, TableRequest> requests = new TreeMap<>();
   private final Map<TableId, CopyRecord> copies = new HashMap<>();
+  private final Map<TableId, List<ChunkRecord>> chunks = new HashMap<>();
   private final Clock clock;
   private long nextRequestId = 1;
 
@@ -275,6 +276,7 @@ public final class MemoryStore implements PipelineStore {
       metadata.remove(table);
       schemas.remove(table);
       progress.remove(ProgressKey.tableSync(table));
+      chunks.remove(table);
     } finally {
       lock.unlock();
     }
@@ -288,6 +290,7 @@ public final class MemoryStore implements PipelineStore {
         h.addFirst(TableState.INIT);
       }
       progress.remove(ProgressKey.apply());
+      chunks.clear();
     } finally {
       lock.unlock();
     }
@@ -351,6 +354,168 @@ public final class MemoryStore implements PipelineStore {
   }
 
   @Override
+  public List<ChunkRecord> chunks(TableId table) {
+    lock.lock();
+    try {
+      return List.copyOf(chunks.getOrDefault(table, List.of()));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void planChunks(TableId table, java.util.UUID attemptId, List<ChunkRecord> planned) {
+    Objects.requireNonNull(attemptId, "attemptId");
+    for (int i = 0; i < planned.size(); i++) {
+      ChunkRecord c = planned.get(i);
+      if (c.index() != i || !c.attemptId().equals(attemptId)) {
+        throw new IllegalArgumentException(
+            "chunk " + i + " must have index " + i + " and attempt " + attemptId + ": " + c);
+      }
+    }
+    lock.lock();
+    try {
+      List<ChunkRecord> list = new ArrayList<>();
+      for (ChunkRecord c : planned) {
+        list.add(ChunkRecord.planned(attemptId, c.index(), c.kind(), c.from(), c.to()));
+      }
+      chunks.put(table, list);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public ChunkRecord addKeyChunk(TableId table, java.util.UUID attemptId, List<String> key) {
+    lock.lock();
+    try {
+      List<ChunkRecord> list = attemptChunks(table, attemptId);
+      ChunkRecord c = ChunkRecord.planned(attemptId, list.size(), ChunkKind.KEY, key, key);
+      list.add(c);
+      return c;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public int startChunkRead(TableId table, java.util.UUID attemptId, int index) {
+    lock.lock();
+    try {
+      List<ChunkRecord> list = attemptChunks(table, attemptId);
+      ChunkRecord c = chunk(list, table, index);
+      ChunkRecord n =
+          new ChunkRecord(
+              c.attemptId(),
+              c.index(),
+              c.kind(),
+              c.from(),
+              c.to(),
+              c.reads() + 1,
+              c.watermark(),
+              c.rows(),
+              c.bytes(),
+              c.doneAt());
+      list.set(index, n);
+      return n.reads();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void completeChunk(
+      TableId table, java.util.UUID attemptId, int index, Lsn watermark, long rows, long bytes) {
+    Objects.requireNonNull(watermark, "watermark");
+    lock.lock();
+    try {
+      List<ChunkRecord> list = attemptChunks(table, attemptId);
+      ChunkRecord c = chunk(list, table, index);
+      list.set(
+          index,
+          new ChunkRecord(
+              c.attemptId(),
+              c.index(),
+              c.kind(),
+              c.from(),
+              c.to(),
+              c.reads(),
+              watermark,
+              rows,
+              bytes,
+              clock.instant()));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public int reopenChunksAfter(TableId table, java.util.UUID attemptId, Lsn lsn) {
+    lock.lock();
+    try {
+      List<ChunkRecord> list = chunks.get(table);
+      if (list == null) {
+        return 0;
+      }
+      int n = 0;
+      for (int i = 0; i < list.size(); i++) {
+        ChunkRecord c = list.get(i);
+        Lsn w = c.watermark();
+        if (c.attemptId().equals(attemptId) && w != null && w.compareTo(lsn) > 0) {
+          list.set(
+              i,
+              new ChunkRecord(
+                  c.attemptId(),
+                  c.index(),
+                  c.kind(),
+                  c.from(),
+                  c.to(),
+                  c.reads(),
+                  null,
+                  0,
+                  0,
+                  null));
+          n++;
+        }
+      }
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void deleteChunks(TableId table) {
+    lock.lock();
+    try {
+      chunks.remove(table);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private List<ChunkRecord> attemptChunks(TableId table, java.util.UUID attemptId) {
+    List<ChunkRecord> list = chunks.get(table);
+    if (list == null || list.isEmpty() || !list.get(0).attemptId().equals(attemptId)) {
+      throw new EtlException(
+          ErrorKind.STATE_STORE_ERROR,
+          "table " + table + " has no chunks of copy attempt " + attemptId,
+          "its chunked copy was replaced or finished");
+    }
+    return list;
+  }
+
+  private static ChunkRecord chunk(List<ChunkRecord> list, TableId table, int index) {
+    if (index < 0 || index >= list.size()) {
+      throw new EtlException(
+          ErrorKind.STATE_STORE_ERROR,
+          "table " + table + " has no chunk " + index,
+          "its chunked copy was replaced or finished");
+    }
+    return list.get(index);
+  }
+
+  @Override
   public void deleteTable(TableId table) {
     lock.lock();
     try {
@@ -360,6 +525,7 @@ public final class MemoryStore implements PipelineStore {
       schemas.remove(table);
       metadata.remove(table);
       progress.remove(ProgressKey.tableSync(table));
+      chunks.remove(table);
     } finally {
       lock.unlock();
     }
@@ -375,6 +541,7 @@ public final class MemoryStore implements PipelineStore {
       schemas.clear();
       metadata.clear();
       progress.clear();
+      chunks.clear();
     } finally {
       lock.unlock();
     }

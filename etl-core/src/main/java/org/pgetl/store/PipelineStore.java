@@ -177,23 +177,24 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
 
   /**
    * Prepares a table for a copy from scratch: deletes its destination metadata, its stored schema
-   * versions and its table-sync progress; keeps its state. Called after the destination dropped
-   * what an earlier attempt wrote.
+   * versions, its table-sync progress and its chunks; keeps its state. Called after the destination
+   * dropped what an earlier attempt wrote.
    *
    * @param table the table
    */
   void prepareTableForCopy(TableId table);
 
   /**
-   * Makes {@code Init} the current state of every table and deletes the apply progress: every table
-   * is copied again (used when the apply slot had to be recreated). Schemas, metadata and
-   * table-sync progress stay, so each copy can still drop what the destination holds.
+   * Makes {@code Init} the current state of every table and deletes the apply progress and every
+   * table's chunks: every table is copied again (used when the apply slot had to be recreated).
+   * Schemas, metadata and table-sync progress stay, so each copy can still drop what the
+   * destination holds.
    */
   void resetAllTablesForResync();
 
   /**
-   * Deletes everything of a table: its state history, schema versions, destination metadata and
-   * table-sync progress (used when a table leaves the publication).
+   * Deletes everything of a table: its state history, schema versions, destination metadata,
+   * table-sync progress and chunks (used when a table leaves the publication).
    *
    * @param table the table
    */
@@ -201,7 +202,7 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
 
   /**
    * Deletes every row of the pipeline except its destination lifecycle rows (used when a
-   * destination is retired): states, progress, schemas, destination metadata.
+   * destination is retired): states, progress, schemas, destination metadata, chunks.
    */
   void deletePipelineState();
 
@@ -244,6 +245,84 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    * @return the copies, by table
    */
   Map<TableId, CopyRecord> copies();
+
+  // --- the chunks of a table copied in chunks (a large table, see PipelineConfig)
+
+  /**
+   * Returns the chunks of the table's chunked copy, in index order; empty when the table has none
+   * (it is not copied in chunks, or its chunked copy finished).
+   *
+   * @param table the table
+   * @return the chunks
+   */
+  List<ChunkRecord> chunks(TableId table);
+
+  /**
+   * Starts a chunked copy of a table: replaces whatever chunks the table had with these, all not
+   * done and never read. Their indexes must be {@code 0..n-1} and their attempt {@code attemptId}.
+   *
+   * @param table the table
+   * @param attemptId the copy attempt the chunks belong to
+   * @param chunks the planned chunks
+   */
+  void planChunks(TableId table, UUID attemptId, List<ChunkRecord> chunks);
+
+  /**
+   * Adds a chunk of one key to the table's chunked copy (a row to read again), with the next free
+   * index.
+   *
+   * @param table the table
+   * @param attemptId the copy attempt the table's chunks belong to
+   * @param key the key's values, in the text form of PostgreSQL
+   * @return the chunk as stored
+   * @throws org.pgetl.error.EtlException when the table has no chunks of this attempt
+   */
+  ChunkRecord addKeyChunk(TableId table, UUID attemptId, List<String> key);
+
+  /**
+   * Counts one more read of a chunk and returns the new count (1 for its first read): each read
+   * numbers its batches apart from every earlier read's, also across restarts.
+   *
+   * @param table the table
+   * @param attemptId the copy attempt
+   * @param index the chunk
+   * @return the chunk's reads, this one included
+   * @throws org.pgetl.error.EtlException when the chunk does not exist
+   */
+  int startChunkRead(TableId table, UUID attemptId, int index);
+
+  /**
+   * Marks a chunk done: its rows, read under a snapshot whose watermark the apply stream met at
+   * {@code watermark}, are durable at the destination.
+   *
+   * @param table the table
+   * @param attemptId the copy attempt
+   * @param index the chunk
+   * @param watermark the LSN of the read's watermark message
+   * @param rows the rows the read copied
+   * @param bytes the bytes of those rows
+   * @throws org.pgetl.error.EtlException when the chunk does not exist
+   */
+  void completeChunk(
+      TableId table, UUID attemptId, int index, Lsn watermark, long rows, long bytes);
+
+  /**
+   * Marks every done chunk of the table whose watermark is after {@code lsn} as not done (a
+   * TRUNCATE at {@code lsn} replayed after a restart empties rows that those chunks copied later).
+   *
+   * @param table the table
+   * @param attemptId the copy attempt
+   * @param lsn the TRUNCATE's commit LSN
+   * @return how many chunks were reopened
+   */
+  int reopenChunksAfter(TableId table, UUID attemptId, Lsn lsn);
+
+  /**
+   * Deletes the table's chunks (its chunked copy finished, or it is copied from scratch).
+   *
+   * @param table the table
+   */
+  void deleteChunks(TableId table);
 
   // --- the operator's lifecycle rows of the pipeline's destinations
 
@@ -380,6 +459,96 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
       Objects.requireNonNull(attemptId, "attemptId");
       Objects.requireNonNull(finishedAt, "finishedAt");
     }
+  }
+
+  /**
+   * One chunk of a table copied in chunks: a range of the table's key, or one key to read again.
+   *
+   * <p>A range holds the rows whose key, compared as PostgreSQL compares the key's columns in order
+   * (a row comparison), is at or above {@code from} and below {@code to}; a null bound is open. A
+   * key chunk holds the one row whose key equals {@code from} ({@code to} is then equal to it).
+   * Bounds are the key columns' values in PostgreSQL's text form.
+   *
+   * @param attemptId the copy attempt the chunk belongs to
+   * @param index the chunk's number in the attempt, from 0
+   * @param kind a range or one key
+   * @param from the lower bound (inclusive), or null when open
+   * @param to the upper bound (exclusive for a range, the key for a key chunk), or null when open
+   * @param reads how many reads of the chunk were started
+   * @param watermark where the apply stream met the watermark of the read that made the chunk done;
+   *     null while the chunk is not done
+   * @param rows the rows that read copied (0 while not done)
+   * @param bytes the bytes of those rows (0 while not done)
+   * @param doneAt when the chunk was done, or null
+   */
+  record ChunkRecord(
+      UUID attemptId,
+      int index,
+      ChunkKind kind,
+      @Nullable List<String> from,
+      @Nullable List<String> to,
+      int reads,
+      @Nullable Lsn watermark,
+      long rows,
+      long bytes,
+      @Nullable Instant doneAt) {
+    /** Validates the components and copies the bounds. */
+    public ChunkRecord {
+      Objects.requireNonNull(attemptId, "attemptId");
+      Objects.requireNonNull(kind, "kind");
+      if (index < 0 || reads < 0 || rows < 0 || bytes < 0) {
+        throw new IllegalArgumentException(
+            "index, reads, rows and bytes must be >= 0, were "
+                + index
+                + ", "
+                + reads
+                + ", "
+                + rows
+                + " and "
+                + bytes);
+      }
+      from = from == null ? null : List.copyOf(from);
+      to = to == null ? null : List.copyOf(to);
+      if (kind == ChunkKind.KEY && (from == null || !from.equals(to))) {
+        throw new IllegalArgumentException("a key chunk has its key as both bounds");
+      }
+    }
+
+    /**
+     * A planned chunk: not done, never read.
+     *
+     * @param attemptId the copy attempt
+     * @param index the chunk's number
+     * @param kind a range or one key
+     * @param from the lower bound, or null
+     * @param to the upper bound, or null
+     * @return the chunk
+     */
+    public static ChunkRecord planned(
+        UUID attemptId,
+        int index,
+        ChunkKind kind,
+        @Nullable List<String> from,
+        @Nullable List<String> to) {
+      return new ChunkRecord(attemptId, index, kind, from, to, 0, null, 0, 0, null);
+    }
+
+    /**
+     * Returns true once the chunk's rows are durable at the destination.
+     *
+     * @return whether the chunk is done
+     */
+    public boolean done() {
+      return watermark != null;
+    }
+  }
+
+  /** What a {@link ChunkRecord} holds. */
+  enum ChunkKind {
+    /** A range of the table's key. */
+    RANGE,
+    /** One key, read again. */
+    KEY
   }
 
   /**

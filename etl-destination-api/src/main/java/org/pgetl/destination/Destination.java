@@ -132,6 +132,42 @@ public interface Destination {
       StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result);
 
   /**
+   * Returns true when this destination can take a table copied in chunks while its changes stream:
+   * what a large table gets (see {@code PipelineConfig.chunkedCopyMinBytes}). A destination that
+   * returns false gets every table copied under one snapshot, as before. Called once, after {@link
+   * #startup}; must be constant.
+   *
+   * <p>A table copied in chunks gets one {@link #dropTableForCopy} when its chunked copy starts
+   * (none when a stopped one resumes: the attempt id stays), then its chunks' batches through
+   * {@link #writeTableRows}, each chunk ended by a {@link TableCopyWrite.ChunkEnd}, and at the same
+   * time its changes through {@link #writeEvents}, from the first chunk on. A table gets changes
+   * while its copy attempt is open (after the {@code dropTableForCopy} that named the attempt,
+   * before its {@code Finish}) only when it is copied in chunks, so that is how a destination can
+   * tell. A destination that returns true accepts, for such a table until its {@link
+   * TableCopyWrite.Finish}:
+   *
+   * <ul>
+   *   <li>a copied row whose key it already holds: the copied row replaces it (an upsert);
+   *   <li>an INSERT of a key it already holds: the new row replaces it (an upsert);
+   *   <li>an UPDATE or DELETE of a key it does not hold: ignored (for a key-changing UPDATE: the
+   *       row under the new key is written if the update carries every value, otherwise ignored
+   *       too); a later chunk or a change sets the row;
+   *   <li>a chunk's rows read again after a restart, in batches with new ids: upserts as above;
+   *   <li>{@link TableCopyWrite.ChunkEnd}: answer {@code durable()} only when every batch of that
+   *       chunk read is durable. The engine writes the table's next change that touches the chunk's
+   *       keys only after that answer.
+   * </ul>
+   *
+   * <p>An append-only destination (a log, a topic) may write every row and change as it comes: a
+   * reader that keeps the last row per key, deletes included, sees the source's table.
+   *
+   * @return whether large tables may be copied in chunks
+   */
+  default boolean supportsChunkedCopy() {
+    return false;
+  }
+
+  /**
    * Releases the destination's resources, once, after the pipeline stopped submitting work (every
    * pending result is answered or abandoned). Called on the thread that stops the pipeline. A
    * thrown exception is reported by {@code Pipeline.awaitTermination}.

@@ -191,10 +191,11 @@ class StoreSetupPreflightIT {
             .schema("etl_old")
             .pipelineId("old")
             .build()) {
-      // as a store of the version before the lease table
+      // as a store of the version before the lease table (and so before the chunk table)
       db.execute(
+          "DROP TABLE etl_old.table_chunks",
           "DROP TABLE etl_old.pipeline_leases",
-          "DELETE FROM etl_old.pgetl_schema_history WHERE version = '4'");
+          "DELETE FROM etl_old.pgetl_schema_history WHERE version IN ('4', '5')");
     }
     PipelineConfig config = PipelineHarness.config(db, "old", "items_pub").build();
     List<List<@Nullable String>> before = catalogs();
@@ -210,8 +211,8 @@ class StoreSetupPreflightIT {
     assertThat(catalogs()).isEqualTo(before);
     assertThat(check(checks, "state store").summary())
         .isEqualTo(
-            "state store: schema etl_old lacks migrations 4; start will migrate it (needs CREATE"
-                + " on schema etl_old, which role "
+            "state store: schema etl_old lacks migrations 4, 5; start will migrate it (needs"
+                + " CREATE on schema etl_old, which role "
                 + db.user()
                 + " has)");
   }

@@ -43,6 +43,8 @@ import org.slf4j.LoggerFactory;
  * _pgetl.copy_batches  the copy batch ids stored by the current copy attempt
  * _pgetl.copy_attempts one row per source table: its current copy attempt (the one the last
  *                      dropTableForCopy named), and once its Finish came, its batch and row counts
+ * _pgetl.copy_chunks   for a table copied in chunks: each chunk the current attempt ended
+ *                      (ChunkEnd), with the batch range and counts of its last read
  * _pgetl.messages      the user logical messages received, keyed by sequence key
  * </pre>
  *
@@ -142,6 +144,8 @@ final class DuckDbCatalog {
   private final String database;
   private final Map<TableId, Table> tables = new HashMap<>();
   private final Map<TableId, UUID> attempts = new HashMap<>();
+  // the tables whose current copy attempt is open: named by a drop, not finished yet
+  private final Set<TableId> openCopies = new HashSet<>();
   private final Set<TableId> changed = new HashSet<>();
   private long ddlVersion;
 
@@ -175,6 +179,10 @@ final class DuckDbCatalog {
             + " attempt_id UUID NOT NULL, finished BOOLEAN NOT NULL, batch_count BIGINT,"
             + " row_count BIGINT)");
     exec(
+        "CREATE TABLE IF NOT EXISTS _pgetl.copy_chunks (table_oid BIGINT, attempt_id UUID,"
+            + " chunk INTEGER, first_batch BIGINT NOT NULL, batch_count BIGINT NOT NULL,"
+            + " row_count BIGINT NOT NULL, PRIMARY KEY (table_oid, attempt_id, chunk))");
+    exec(
         "CREATE TABLE IF NOT EXISTS _pgetl.messages (sequence_key VARCHAR PRIMARY KEY,"
             + " commit_lsn VARCHAR NOT NULL, start_lsn VARCHAR NOT NULL,"
             + " transactional BOOLEAN NOT NULL, prefix VARCHAR NOT NULL, content BLOB NOT NULL)");
@@ -184,12 +192,18 @@ final class DuckDbCatalog {
   void load() throws SQLException {
     tables.clear();
     attempts.clear();
+    openCopies.clear();
     changed.clear();
     ddlVersion++;
     try (Statement s = conn.createStatement();
-        ResultSet rs = s.executeQuery("SELECT table_oid, attempt_id FROM _pgetl.copy_attempts")) {
+        ResultSet rs =
+            s.executeQuery("SELECT table_oid, attempt_id, finished FROM _pgetl.copy_attempts")) {
       while (rs.next()) {
-        attempts.put(new TableId(rs.getLong(1)), rs.getObject(2, UUID.class));
+        TableId id = new TableId(rs.getLong(1));
+        attempts.put(id, rs.getObject(2, UUID.class));
+        if (!rs.getBoolean(3)) {
+          openCopies.add(id);
+        }
       }
     }
     try (Statement s = conn.createStatement();
@@ -688,7 +702,7 @@ final class DuckDbCatalog {
   }
 
   private void forget(TableId id) throws SQLException {
-    for (String meta : List.of("tables", "columns", "copy_batches")) {
+    for (String meta : List.of("tables", "columns", "copy_batches", "copy_chunks")) {
       update("DELETE FROM _pgetl." + meta + " WHERE table_oid = ?", id.oid());
     }
   }
@@ -717,6 +731,20 @@ final class DuckDbCatalog {
     update("DELETE FROM _pgetl.copy_attempts WHERE table_oid = ?", id.oid());
     update("INSERT INTO _pgetl.copy_attempts VALUES (?, ?, false, NULL, NULL)", id.oid(), attempt);
     attempts.put(id, attempt);
+    openCopies.add(id);
+  }
+
+  /**
+   * Tells whether a table's current copy attempt is open: a drop named it and its {@code Finish}
+   * did not come yet. The engine sends a table's changes while its copy attempt is open only when
+   * it copies the table in chunks, so these are the tables whose changes follow the chunked copy's
+   * rules.
+   *
+   * @param id the source table
+   * @return true while the table's copy attempt is open
+   */
+  boolean copyOpen(TableId id) {
+    return openCopies.contains(id);
   }
 
   /**
@@ -756,7 +784,73 @@ final class DuckDbCatalog {
         finish.batches(),
         finish.rows(),
         id.oid());
+    openCopies.remove(id);
     return stored;
+  }
+
+  /**
+   * Returns how many batches of a chunk read of the current attempt are stored: those numbered
+   * {@code firstBatch .. firstBatch+batches-1}.
+   *
+   * @param id the source table
+   * @param end the barrier that ends the chunk read
+   * @return the number of the read's batches stored
+   * @throws SQLException when the query fails
+   */
+  long storedBatchesOf(TableId id, TableCopyWrite.ChunkEnd end) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM _pgetl.copy_batches WHERE table_oid = ? AND attempt_id = ?"
+                + " AND sequence >= ? AND sequence < ?")) {
+      ps.setLong(1, id.oid());
+      ps.setObject(2, end.attemptId());
+      ps.setLong(3, end.firstBatch());
+      ps.setLong(4, end.firstBatch() + end.batches());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /**
+   * Records a chunk of the current attempt as ended by a read, replacing what an earlier read of
+   * the same chunk recorded.
+   *
+   * @param id the source table
+   * @param end the barrier that ends the chunk read
+   * @throws SQLException when the bookkeeping fails
+   */
+  void recordChunkEnd(TableId id, TableCopyWrite.ChunkEnd end) throws SQLException {
+    update(
+        "INSERT OR REPLACE INTO _pgetl.copy_chunks VALUES (?, ?, ?, ?, ?, ?)",
+        id.oid(),
+        end.attemptId(),
+        end.chunk(),
+        end.firstBatch(),
+        end.batches(),
+        end.rows());
+  }
+
+  /**
+   * Tells whether an attempt ended chunks: then it was copied in chunks, and its batch numbers are
+   * the ranges its chunk reads named.
+   *
+   * @param id the source table
+   * @param attempt the attempt
+   * @return true when a {@code ChunkEnd} of the attempt is recorded
+   * @throws SQLException when the query fails
+   */
+  boolean hasChunks(TableId id, UUID attempt) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT 1 FROM _pgetl.copy_chunks WHERE table_oid = ? AND attempt_id = ? LIMIT 1")) {
+      ps.setLong(1, id.oid());
+      ps.setObject(2, attempt);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   /** Returns true when this copy batch was stored already. */

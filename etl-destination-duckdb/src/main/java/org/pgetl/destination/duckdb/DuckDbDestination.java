@@ -27,6 +27,7 @@ import org.pgetl.destination.internal.SerialWriter;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
+import org.pgetl.model.OldRow;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableRow;
 import org.pgetl.model.UpdatedRow;
@@ -84,6 +85,21 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #dropTableForCopy}: drops the table, forgets its batch ids and {@code
  *       applied_through}, and records the new attempt, so that it starts clean.
  * </ul>
+ *
+ * <h2>Tables copied in chunks</h2>
+ *
+ * The destination supports the chunked copy of large tables ({@link #supportsChunkedCopy()}): the
+ * table's changes are applied while its chunks are copied. A table whose copy attempt is open
+ * (named by a drop, its {@code Finish} not come yet) and gets changes is such a table, and until
+ * its {@code Finish} its changes follow the chunked copy's rules: inserts and copied rows replace
+ * the row of their key (as always: both are upserts); an update or delete of a key the table does
+ * not hold changes nothing (a later chunk or change brings the row), except that an update that
+ * moves a row to another key and carries every value writes the row under its new key; a row moving
+ * onto a key a chunk already copied replaces that row. Each {@code ChunkEnd} checks that the
+ * batches of its read are stored and is recorded in {@code _pgetl.copy_chunks}; the {@code Finish}
+ * of an attempt with chunks relies on those checks instead of counting batches {@code
+ * 0..batches-1}. The open attempt is kept in the file, so a restarted pipeline continues it. After
+ * the {@code Finish}, an update of a missing row is handled as for any table again.
  *
  * <h2>Threads and answers</h2>
  *
@@ -210,10 +226,26 @@ public final class DuckDbDestination implements Destination {
           result,
           "copy batch " + batch.id() + " of table " + table.name(),
           () -> copyBatch(table, batch));
+    } else if (write instanceof TableCopyWrite.ChunkEnd end) {
+      submit(
+          result,
+          "end chunk " + end.chunk() + " of the copy of table " + table.name(),
+          () -> chunkEnd(table, end));
     } else {
       TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
       submit(result, "finish the copy of table " + table.name(), () -> finish(table, finish));
     }
+  }
+
+  /**
+   * Returns true: a large table may be copied in chunks while its changes are applied (see "Tables
+   * copied in chunks" above).
+   *
+   * @return true
+   */
+  @Override
+  public boolean supportsChunkedCopy() {
+    return true;
   }
 
   /**
@@ -307,8 +339,48 @@ public final class DuckDbDestination implements Destination {
     if (current == null) {
       return; // no drop recorded (a file written before attempts were kept): nothing to check
     }
+    // a copy in chunks numbers its batches by chunk read, and each ChunkEnd checked its read's
+    boolean chunked = catalog.hasChunks(schema.id(), current);
     long stored = catalog.finishAttempt(schema.id(), finish);
-    CopyFinish.requireAllBatches(schema.name(), finish, stored, "DuckDB file " + file, "file");
+    if (!chunked) {
+      CopyFinish.requireAllBatches(schema.name(), finish, stored, "DuckDB file " + file, "file");
+    }
+  }
+
+  private void chunkEnd(ReplicatedTableSchema schema, TableCopyWrite.ChunkEnd end)
+      throws SQLException {
+    UUID current = catalog.currentAttempt(schema.id());
+    if (CopyFinish.isAbandoned(current, end.attemptId())) {
+      log.debug(
+          "copy ChunkEnd {} of table {} belongs to abandoned attempt {} (the current one is {}):"
+              + " ignored",
+          end.chunk(),
+          schema.name(),
+          end.attemptId(),
+          current);
+      return;
+    }
+    long stored = catalog.storedBatchesOf(schema.id(), end);
+    if (stored != end.batches()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR,
+          "chunk "
+              + end.chunk()
+              + " of the copy of table "
+              + schema.name()
+              + " (attempt "
+              + end.attemptId()
+              + ") ends with "
+              + end.batches()
+              + " batches from "
+              + end.firstBatch()
+              + ", but DuckDB file "
+              + file
+              + " stored "
+              + stored,
+          "a batch that the engine counts is not in the file");
+    }
+    catalog.recordChunkEnd(schema.id(), end);
   }
 
   /** Tells whether a write comes from the catch-up stream of an attempt a later drop abandoned. */
@@ -456,11 +528,38 @@ public final class DuckDbDestination implements Destination {
 
   private void applyRowEvent(Table t, Event e) throws SQLException {
     if (e instanceof Event.Update u) {
-      if (rows.update(t, u.table(), u.row(), u.oldRow()) == 0) {
+      if (t.keyed() && catalog.copyOpen(t.id)) {
+        applyUpdateWhileCopied(t, u);
+      } else if (rows.update(t, u.table(), u.row(), u.oldRow()) == 0) {
         updateOfMissingRow(t, u);
       }
     } else if (e instanceof Event.Delete d) {
       rows.delete(t, d.table(), d.oldRow());
+    }
+  }
+
+  /**
+   * Applies an update to a table copied in chunks, which holds only some of its rows until its copy
+   * is finished: an update of a key the table does not hold is skipped (the key's chunk, not copied
+   * yet, brings the row as it is now), except that a full row moving to another key is written
+   * under it; a row moving onto a key a chunk already copied replaces that row.
+   */
+  private void applyUpdateWhileCopied(Table t, Event.Update u) throws SQLException {
+    OldRow old = u.oldRow();
+    if (old == null || !DuckDbRows.movesKey(u.table(), u.row(), old)) {
+      if (rows.update(t, u.table(), u.row(), old) == 0) {
+        log.debug(
+            "update at {} of a row that duckdb table {}, copied in chunks, does not hold yet:"
+                + " skipped",
+            u.sequenceKey(),
+            t.quotedName());
+      }
+    } else if (u.row() instanceof UpdatedRow.Full full) {
+      rows.delete(t, u.table(), old);
+      rows.insert(t, u.table(), full.row());
+    } else {
+      rows.deleteMoveTarget(t, u.table(), u.row(), old);
+      rows.update(t, u.table(), u.row(), old);
     }
   }
 

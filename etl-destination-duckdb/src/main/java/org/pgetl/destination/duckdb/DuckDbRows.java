@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.duckdb.DuckDBAppender;
 import org.duckdb.DuckDBConnection;
 import org.jspecify.annotations.Nullable;
@@ -170,6 +171,68 @@ final class DuckDbRows {
     String where = match.where(t, columns.subList(set.size(), columns.size()));
     String sql = "UPDATE " + t.quotedName() + " SET " + String.join(", ", assignments) + where;
     return execute(sql, columns, cells);
+  }
+
+  /**
+   * Tells whether an update moves its row to another key: a key column the new row carries differs
+   * from the old key's value. False when no old row came (the key did not change).
+   */
+  static boolean movesKey(ReplicatedTableSchema schema, UpdatedRow row, @Nullable OldRow old) {
+    if (old instanceof OldRow.Key key) {
+      int[] identity = schema.identityColumnIndexes();
+      for (int k = 0; k < identity.length && k < key.row().size(); k++) {
+        if (row.isPresent(identity[k])
+            && !Objects.deepEquals(row.get(identity[k]), key.row().get(k))) {
+          return true;
+        }
+      }
+    } else if (old instanceof OldRow.Full full) {
+      for (int i : RowKey.columns(schema)) {
+        if (row.isPresent(i) && !Objects.deepEquals(row.get(i), full.row().get(i))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Deletes the row of the key an update moves a row to, when the row to move is there: in a table
+   * copied in chunks, a chunk read after the change may have copied the row under its new key
+   * already, and moving the old row onto it would violate the key.
+   *
+   * @return the number of rows deleted
+   */
+  int deleteMoveTarget(Table t, ReplicatedTableSchema schema, UpdatedRow row, OldRow old)
+      throws SQLException {
+    Match from = match(t, schema, old, row);
+    List<Cell> to = new ArrayList<>(from.cells.size());
+    for (Cell c : from.cells) {
+      int i = indexOfAttnum(schema, c.attnum());
+      to.add(i >= 0 && row.isPresent(i) ? new Cell(c.attnum(), row.get(i)) : c);
+    }
+    List<Cell> cells = new ArrayList<>(to);
+    cells.addAll(from.cells);
+    List<Column> columns = fitted(t, cells);
+    Match target = new Match(to, false);
+    String sql =
+        "DELETE FROM "
+            + t.quotedName()
+            + target.where(t, columns.subList(0, to.size()))
+            + " AND EXISTS (SELECT 1 FROM "
+            + t.quotedName()
+            + from.where(t, columns.subList(to.size(), columns.size()))
+            + ")";
+    return execute(sql, columns, cells);
+  }
+
+  private static int indexOfAttnum(ReplicatedTableSchema schema, int attnum) {
+    for (int i = 0; i < schema.columnCount(); i++) {
+      if (schema.columns().get(i).ordinalPosition() == attnum) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /**

@@ -52,6 +52,8 @@ import org.slf4j.LoggerFactory;
  * _pgetl.mirror_copy_attempts one row per source table: its current copy attempt (the one the
  *                             last dropTableForCopy named), and once its Finish came, its batch
  *                             and row counts
+ * _pgetl.mirror_copy_chunks   for a table copied in chunks: each chunk the current attempt ended
+ *                             (ChunkEnd), with the batch range and counts of its last read
  * _pgetl.mirror_messages      the user logical messages received, keyed by sequence key
  * _pgetl.mirror_epochs        one row per pipeline: the greatest lease epoch that wrote to the
  *                             mirror, raised in the transaction of that epoch's first write
@@ -72,8 +74,12 @@ import org.slf4j.LoggerFactory;
  * see a table missing create it once: the second waits, then reads what the first committed. A
  * transaction that writes rows of a table first takes that lock shared and checks the table's
  * bookkeeping ({@link #current}): another thread may have renamed the target (to give its name to a
- * new table) and committed before memory shows it. Taking or leaving a target name runs under an
- * advisory lock on the name.
+ * new table) and committed before memory shows it. A transaction that is going to change the table
+ * takes the lock exclusively at once, never shared first: two that held it shared and both asked
+ * for it exclusively would deadlock. A copy writes into the table as it is when it has the copy's
+ * columns ({@link #ensureForCopy}), so the copy batches of a table copied in chunks do not change
+ * it back and forth with the changes applied meanwhile. Taking or leaving a target name runs under
+ * an advisory lock on the name.
  */
 final class MirrorCatalog {
   private static final Logger log = LoggerFactory.getLogger(MirrorCatalog.class);
@@ -186,9 +192,20 @@ final class MirrorCatalog {
       return schema.equals(n.schema()) && name.equals(n.name());
     }
 
-    /** Returns true when this table already mirrors the columns and key of {@code s}. */
+    /**
+     * Returns true when this table already mirrors the columns and key of {@code s}, as of the
+     * schema version of {@code s}.
+     */
     boolean matches(ReplicatedTableSchema s) {
-      if (columns.size() != s.columnCount() || !schemaSnapshotLsn.equals(snapshotLsn(s))) {
+      return schemaSnapshotLsn.equals(snapshotLsn(s)) && holds(s);
+    }
+
+    /**
+     * Returns true when this table has the columns and key of {@code s}, whatever schema version it
+     * was last brought in line with: rows of {@code s} go into it as they are.
+     */
+    boolean holds(ReplicatedTableSchema s) {
+      if (columns.size() != s.columnCount()) {
         return false;
       }
       int[] key = RowKey.columns(s);
@@ -217,6 +234,8 @@ final class MirrorCatalog {
     // tables whose bookkeeping this transaction read under a lock held until it ends
     private final Set<TableId> verified = new HashSet<>();
     private final Set<TableId> locked = new HashSet<>();
+    // copy attempts this transaction opened (true) or finished (false)
+    private final Map<TableId, Boolean> copyOpen = new HashMap<>();
 
     void put(Table t) {
       tables.put(t.id(), t);
@@ -230,6 +249,8 @@ final class MirrorCatalog {
   private final Map<String, String> targetTypes = new ConcurrentHashMap<>();
   // "typeOid sourceType": whether a copied binary value of that column goes in as it is
   private final Map<String, Boolean> binaryPassThrough = new ConcurrentHashMap<>();
+  // the tables whose current copy attempt is open: named by a drop, its Finish not committed yet
+  private final Set<TableId> openCopies = ConcurrentHashMap.newKeySet();
 
   /**
    * Creates the catalog of one pipeline's mirror.
@@ -274,6 +295,12 @@ final class MirrorCatalog {
         "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_attempts (pipeline_id text,"
             + " table_oid bigint, attempt_id uuid NOT NULL, finished boolean NOT NULL,"
             + " batch_count bigint, row_count bigint, PRIMARY KEY (pipeline_id, table_oid))");
+    exec(
+        conn,
+        "CREATE TABLE IF NOT EXISTS _pgetl.mirror_copy_chunks (pipeline_id text,"
+            + " table_oid bigint, attempt_id uuid, chunk integer, first_batch bigint NOT NULL,"
+            + " batch_count bigint NOT NULL, row_count bigint NOT NULL,"
+            + " PRIMARY KEY (pipeline_id, table_oid, attempt_id, chunk))");
     exec(
         conn,
         "CREATE TABLE IF NOT EXISTS _pgetl.mirror_messages (pipeline_id text, sequence_key text,"
@@ -342,6 +369,18 @@ final class MirrorCatalog {
     for (Table t : read(conn, null)) {
       tables.put(t.id(), t);
     }
+    openCopies.clear();
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT table_oid FROM _pgetl.mirror_copy_attempts WHERE pipeline_id = ?"
+                + " AND NOT finished")) {
+      ps.setString(1, pipelineId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          openCopies.add(new TableId(rs.getLong(1)));
+        }
+      }
+    }
   }
 
   /** Returns the committed tables, for announcing their metadata. */
@@ -374,6 +413,27 @@ final class MirrorCatalog {
             announce(t, true);
           }
         });
+    staged.copyOpen.forEach(
+        (id, open) -> {
+          if (open) {
+            openCopies.add(id);
+          } else {
+            openCopies.remove(id);
+          }
+        });
+  }
+
+  /**
+   * Tells whether a table's current copy attempt is open, as committed: a drop named it and its
+   * {@code Finish} is not committed yet. The engine sends a table's changes while its copy attempt
+   * is open only when it copies the table in chunks, so these are the tables whose changes are
+   * applied by the chunked copy's rules (see {@link MirrorRows}).
+   *
+   * @param id the source table
+   * @return true while the table's copy attempt is open
+   */
+  boolean copyOpen(TableId id) {
+    return openCopies.contains(id);
   }
 
   /**
@@ -395,23 +455,35 @@ final class MirrorCatalog {
    * checks the bookkeeping in the database, which memory may not show yet: another thread may just
    * have committed a rename of the target, for example to give its name to a new table.
    *
+   * <p>A transaction that is going to change the table ({@link #ensure}) asks for the lock
+   * exclusively at once ({@code forDdl}): a transaction that holds the lock shared and then asks
+   * for it exclusively deadlocks with any other one that does the same (each waits for the other's
+   * shared lock), and transactions of the copy connections and of the events writer write rows of
+   * one table at the same time when it is copied in chunks.
+   *
    * @param conn the transaction's connection
    * @param staged the transaction's catalog changes
    * @param id the source table
+   * @param forDdl true to take the lock exclusively, as {@link #ensure} does
    * @return the table, or null when none was created
    * @throws SQLException when a query fails
    */
-  @Nullable Table current(Connection conn, Staged staged, TableId id) throws SQLException {
+  @Nullable Table current(Connection conn, Staged staged, TableId id, boolean forDdl)
+      throws SQLException {
     if (staged.verified.contains(id)) {
       return table(staged, id);
     }
-    try (PreparedStatement ps =
-        conn.prepareStatement("SELECT pg_advisory_xact_lock_shared(hashtext(?), ?)")) {
-      ps.setString(1, "pgetl mirror " + pipelineId);
-      ps.setInt(2, (int) id.oid());
-      ps.execute();
+    if (forDdl) {
+      lockForDdl(conn, staged, id);
+    } else {
+      try (PreparedStatement ps =
+          conn.prepareStatement("SELECT pg_advisory_xact_lock_shared(hashtext(?), ?)")) {
+        ps.setString(1, "pgetl mirror " + pipelineId);
+        ps.setInt(2, (int) id.oid());
+        ps.execute();
+      }
+      staged.verified.add(id);
     }
-    staged.verified.add(id);
     Table known = table(staged, id);
     List<Table> committed = readTargets(conn, id);
     Table now = committed.isEmpty() ? null : committed.get(0);
@@ -432,6 +504,29 @@ final class MirrorCatalog {
   }
 
   /**
+   * Returns the target table of a source table as committed now, like {@link #current}, before rows
+   * of {@code schema} are written: the lock is taken exclusively at once when the table as known
+   * does not mirror {@code schema} yet (none was created, or {@link #ensure} is going to change
+   * it), shared otherwise.
+   *
+   * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
+   * @param schema the schema of the rows to write
+   * @return the table, or null when none was created
+   * @throws SQLException when a query fails
+   */
+  @Nullable Table currentFor(Connection conn, Staged staged, ReplicatedTableSchema schema)
+      throws SQLException {
+    TableId id = schema.id();
+    if (staged.verified.contains(id)) {
+      return table(staged, id);
+    }
+    Table known = table(staged, id);
+    boolean changes = known == null || !known.matches(schema) || !known.named(schema.name());
+    return current(conn, staged, id, changes);
+  }
+
+  /**
    * Returns the target table of a source table as this transaction sees it, creating it, renaming
    * it, or bringing its columns and key in line with {@code schema} first. Targets follow the
    * source table's oid: a table renamed in the source (or moved to another schema) is renamed in
@@ -447,7 +542,7 @@ final class MirrorCatalog {
   Table ensure(Connection conn, Staged staged, ReplicatedTableSchema schema) throws SQLException {
     Table t = table(staged, schema.id());
     if (t != null && t.matches(schema) && t.named(schema.name())) {
-      t = current(conn, staged, schema.id());
+      t = current(conn, staged, schema.id(), false);
       if (t != null && t.matches(schema) && t.named(schema.name())) {
         return t;
       }
@@ -469,6 +564,38 @@ final class MirrorCatalog {
     staged.put(t);
     staged.changedSchema.put(t.id(), Boolean.TRUE);
     return t;
+  }
+
+  /**
+   * Returns the target table that rows of a copy go into: the table of the source table's oid, as
+   * it is, when it has the copy's columns and key, whatever its schema version and name; else the
+   * table that {@link #ensure} makes of it.
+   *
+   * <p>A copy reads all its rows with one schema version, while the changes of a table copied in
+   * chunks are applied at the same time with the versions the apply stream resolves: after a
+   * restart, its first change of the table comes with a Relation message, which makes a version of
+   * its own (a newer snapshot LSN, the same columns), and a rename of the source table moves the
+   * target. Bringing the table back in line with the copy's version would make every copy batch and
+   * every write of changes that follows it change the table's bookkeeping under the table's
+   * exclusive lock, back and forth, and two of them that both checked the table under the shared
+   * lock first deadlock when they ask for it exclusively.
+   *
+   * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
+   * @param schema the schema the copy's rows follow
+   * @return the table
+   * @throws SQLException when a query or DDL fails
+   */
+  Table ensureForCopy(Connection conn, Staged staged, ReplicatedTableSchema schema)
+      throws SQLException {
+    Table t = table(staged, schema.id());
+    if (t != null && t.holds(schema)) {
+      t = current(conn, staged, schema.id(), false);
+      if (t != null && t.holds(schema)) {
+        return t;
+      }
+    }
+    return ensure(conn, staged, schema);
   }
 
   /** Takes the table's advisory lock exclusively, for DDL, until the transaction ends. */
@@ -1120,7 +1247,8 @@ final class MirrorCatalog {
   }
 
   private void forget(Connection conn, TableId id) throws SQLException {
-    for (String meta : List.of("mirror_tables", "mirror_columns", "mirror_copy_batches")) {
+    for (String meta :
+        List.of("mirror_tables", "mirror_columns", "mirror_copy_batches", "mirror_copy_chunks")) {
       update(
           conn,
           "DELETE FROM _pgetl." + meta + " WHERE pipeline_id = ? AND table_oid = ?",
@@ -1138,11 +1266,12 @@ final class MirrorCatalog {
    * the new attempt.
    *
    * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
    * @param id the source table
    * @param attempt the attempt the drop names
    * @throws SQLException when the bookkeeping fails
    */
-  void startAttempt(Connection conn, TableId id, UUID attempt) throws SQLException {
+  void startAttempt(Connection conn, Staged staged, TableId id, UUID attempt) throws SQLException {
     try (PreparedStatement ps =
         conn.prepareStatement(
             "INSERT INTO _pgetl.mirror_copy_attempts VALUES (?, ?, ?, false, NULL, NULL)"
@@ -1153,6 +1282,7 @@ final class MirrorCatalog {
       ps.setObject(3, attempt);
       ps.executeUpdate();
     }
+    staged.copyOpen.put(id, Boolean.TRUE);
   }
 
   /**
@@ -1185,12 +1315,13 @@ final class MirrorCatalog {
    * returns how many batches of it were stored.
    *
    * @param conn the transaction's connection
+   * @param staged the transaction's catalog changes
    * @param id the source table
    * @param finish the barrier of the current attempt
    * @return the number of batches of the attempt stored
    * @throws SQLException when the bookkeeping fails
    */
-  long finishAttempt(Connection conn, TableId id, TableCopyWrite.Finish finish)
+  long finishAttempt(Connection conn, Staged staged, TableId id, TableCopyWrite.Finish finish)
       throws SQLException {
     long stored;
     try (PreparedStatement ps =
@@ -1213,7 +1344,89 @@ final class MirrorCatalog {
         finish.rows(),
         pipelineId,
         id.oid());
+    staged.copyOpen.put(id, Boolean.FALSE);
     return stored;
+  }
+
+  /**
+   * Returns how many batches of a chunk read of the current attempt are stored: those numbered
+   * {@code firstBatch .. firstBatch+batches-1}.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param end the barrier that ends the chunk read
+   * @return the number of the read's batches stored
+   * @throws SQLException when the query fails
+   */
+  long storedBatchesOf(Connection conn, TableId id, TableCopyWrite.ChunkEnd end)
+      throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT count(*) FROM _pgetl.mirror_copy_batches WHERE pipeline_id = ?"
+                + " AND table_oid = ? AND attempt_id = ? AND sequence >= ? AND sequence < ?")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, end.attemptId());
+      ps.setLong(4, end.firstBatch());
+      ps.setLong(5, end.firstBatch() + end.batches());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /**
+   * Records a chunk of the current attempt as ended by a read, replacing what an earlier read of
+   * the same chunk recorded.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param end the barrier that ends the chunk read
+   * @throws SQLException when the bookkeeping fails
+   */
+  void recordChunkEnd(Connection conn, TableId id, TableCopyWrite.ChunkEnd end)
+      throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "INSERT INTO _pgetl.mirror_copy_chunks VALUES (?, ?, ?, ?, ?, ?, ?)"
+                + " ON CONFLICT (pipeline_id, table_oid, attempt_id, chunk) DO UPDATE SET"
+                + " first_batch = EXCLUDED.first_batch, batch_count = EXCLUDED.batch_count,"
+                + " row_count = EXCLUDED.row_count")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, end.attemptId());
+      ps.setInt(4, end.chunk());
+      ps.setLong(5, end.firstBatch());
+      ps.setLong(6, end.batches());
+      ps.setLong(7, end.rows());
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Tells whether an attempt ended chunks: then it was copied in chunks, and its batch numbers are
+   * the ranges its chunk reads named.
+   *
+   * @param conn the transaction's connection
+   * @param id the source table
+   * @param attempt the attempt
+   * @return true when a {@code ChunkEnd} of the attempt is recorded
+   * @throws SQLException when the query fails
+   */
+  boolean hasChunks(Connection conn, TableId id, UUID attempt) throws SQLException {
+    try (PreparedStatement ps =
+        conn.prepareStatement(
+            "SELECT EXISTS (SELECT FROM _pgetl.mirror_copy_chunks WHERE pipeline_id = ?"
+                + " AND table_oid = ? AND attempt_id = ?)")) {
+      ps.setString(1, pipelineId);
+      ps.setLong(2, id.oid());
+      ps.setObject(3, attempt);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
   }
 
   // --- idempotency bookkeeping

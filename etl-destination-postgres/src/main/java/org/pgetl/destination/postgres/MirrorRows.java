@@ -10,12 +10,14 @@ import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.postgres.MirrorCatalog.Column;
 import org.pgetl.destination.postgres.MirrorCatalog.Table;
@@ -67,6 +69,13 @@ import org.slf4j.LoggerFactory;
  * key) matches the whole old row, comparing text forms (so that {@code json} and other types
  * without an equality operator match too), and changes one matching row.
  *
+ * <p>A table copied in chunks (its copy attempt is open while it gets changes) holds only some of
+ * its rows until its copy is finished, so its changes follow the chunked copy's rules: a full
+ * update that keeps its key sets the columns of a row that is there, like a partial one, instead of
+ * upserting the row (its chunk, not copied yet, brings it); an update or delete that finds no row
+ * is skipped without a warning; an update that moves a row to another key replaces the row of the
+ * new key. Inserts and copied rows replace the row of their key, as always.
+ *
  * <p>Not thread-safe: one instance per transaction.
  */
 final class MirrorRows {
@@ -113,6 +122,10 @@ final class MirrorRows {
 
   private final Connection conn;
 
+  // whether a table's copy attempt is open (it is copied in chunks): asked once per table
+  private final Predicate<TableId> copyOpen;
+  private final Map<TableId, Boolean> chunked = new HashMap<>();
+
   // keyed tables: the net effect of the pending changes, per table
   private final Map<TableId, NetChanges> net = new LinkedHashMap<>();
 
@@ -124,6 +137,7 @@ final class MirrorRows {
   private @Nullable PreparedStatement batch;
   private int batchSize;
   private @Nullable String batchTable;
+  private boolean batchChunked; // the batch's table is copied in chunks: a miss is expected
 
   // how many staging tables this transaction created: each gets a name of its own
   private int stagingTables;
@@ -133,8 +147,26 @@ final class MirrorRows {
   private @Nullable ReplicatedTableSchema lastSchema;
   private List<Column> lastColumns = List.of();
 
-  MirrorRows(Connection conn) {
+  /**
+   * Creates the row writer of one transaction.
+   *
+   * @param conn the transaction's connection
+   * @param copyOpen tells whether a table's copy attempt is open, so that its changes follow the
+   *     rules of a table copied in chunks
+   */
+  MirrorRows(Connection conn, Predicate<TableId> copyOpen) {
     this.conn = conn;
+    this.copyOpen = copyOpen;
+  }
+
+  /**
+   * Whether a table is being copied in chunks (its copy attempt is open while it gets changes):
+   * then an update or delete of a key it does not hold changes nothing, without a warning, and a
+   * full update does not insert the row it finds missing. Asked once per table and transaction, so
+   * that all of a write's changes to a table follow the same rules.
+   */
+  private boolean chunked(Table t) {
+    return chunked.computeIfAbsent(t.id(), copyOpen::test);
   }
 
   // --- copy
@@ -144,7 +176,10 @@ final class MirrorRows {
    * values pass through in their binary wire form or have a binary encoder ({@link
    * MirrorBinaryCopy}), else in text format. A copy attempt writes each row once into a table that
    * {@code dropTableForCopy} emptied, so no upsert is needed; a batch delivered again is skipped by
-   * its id before this is called.
+   * its id before this is called. A table copied in chunks may hold a key of the batch already (a
+   * change inserted it, or an earlier read of the chunk copied it): the batch of a table with a key
+   * is copied under a savepoint, and a unique violation rolls it back and upserts the batch instead
+   * (see {@link #upsertBatch}), so the copied row replaces the row of its key.
    */
   static void copy(
       Connection conn,
@@ -164,17 +199,83 @@ final class MirrorRows {
     boolean binary =
         MirrorBinaryCopy.supports(columns, passThrough)
             && MirrorBinaryCopy.accepts(columns, passThrough, rows);
-    String sql =
-        "COPY " + t.quotedName() + list + " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
+    String format = " FROM STDIN" + (binary ? " (FORMAT binary)" : "");
     try {
-      if (binary) {
-        copyBinary(conn, t, columns, passThrough, sql, rows);
-      } else {
-        copyIn(conn, t, columns, sql, rows);
+      // a table without a key holds no key to meet: no savepoint needed
+      @Nullable Savepoint savepoint = t.keyed() ? conn.setSavepoint() : null;
+      try {
+        copyRows(
+            conn, t, columns, passThrough, binary, "COPY " + t.quotedName() + list + format, rows);
+      } catch (SQLException e) {
+        if (savepoint == null || !UNIQUE_VIOLATION.equals(e.getSQLState())) {
+          throw e;
+        }
+        conn.rollback(savepoint);
+        log.debug(
+            "copy batch meets rows already in target table {}: upserted instead", t.quotedName());
+        upsertBatch(conn, t, columns, passThrough, binary, list + format, rows);
+        return;
+      }
+      if (savepoint != null) {
+        conn.releaseSavepoint(savepoint);
       }
     } catch (SQLException e) {
       throw new TableWriteFailure(t.quotedName(), e);
     }
+  }
+
+  private static void copyRows(
+      Connection conn,
+      Table t,
+      List<Column> columns,
+      boolean[] passThrough,
+      boolean binary,
+      String sql,
+      List<TableRow> rows)
+      throws SQLException {
+    if (binary) {
+      copyBinary(conn, t, columns, passThrough, sql, rows);
+    } else {
+      copyIn(conn, t, columns, sql, rows);
+    }
+  }
+
+  /**
+   * Upserts a copy batch: copies it, in the same format, into a temporary staging table whose
+   * columns have the target columns' names and types, then merges it with one {@code INSERT ...
+   * SELECT ... ON CONFLICT (key) DO UPDATE}. The staging table is dropped at once, so that another
+   * batch of the transaction could stage too.
+   */
+  private static void upsertBatch(
+      Connection conn,
+      Table t,
+      List<Column> columns,
+      boolean[] passThrough,
+      boolean binary,
+      String listAndFormat,
+      List<TableRow> rows)
+      throws SQLException {
+    String stage = "pg_temp.pgetl_copy_stage";
+    List<String> defs = new ArrayList<>(columns.size());
+    for (Column c : columns) {
+      defs.add(c.quoted() + " " + c.targetType());
+    }
+    MirrorCatalog.exec(
+        conn, "CREATE TEMP TABLE " + stage + " (" + String.join(", ", defs) + ") ON COMMIT DROP");
+    copyRows(conn, t, columns, passThrough, binary, "COPY " + stage + listAndFormat, rows);
+    String names = names(columns, "");
+    MirrorCatalog.exec(
+        conn,
+        "INSERT INTO "
+            + t.quotedName()
+            + " ("
+            + names
+            + ") SELECT "
+            + names
+            + " FROM "
+            + stage
+            + onConflict(t, columns));
+    MirrorCatalog.exec(conn, "DROP TABLE " + stage);
   }
 
   private static void copyBinary(
@@ -346,15 +447,57 @@ final class MirrorRows {
       List<String> newKey = n.keyOf(values);
       if (!newKey.equals(oldKey)) {
         n.delete(oldKey);
+        n.upsert(newKey, values);
+      } else if (chunked(t)) {
+        // copied in chunks: a key not held yet is left to its chunk, so only a row there changes
+        n.partial(oldKey, values, present);
+      } else {
+        n.upsert(newKey, values);
       }
-      n.upsert(newKey, values);
     } else if (n.keyKept(values, present, oldKey)) {
       n.partial(oldKey, values, present);
     } else {
       // the row moves to another key while some of its values are unknown: only the row itself
       // knows them, so this change cannot be folded
       flush();
+      if (chunked(t)) {
+        // a chunk may have copied the row under its new key already: the moved row replaces it
+        deleteNewKeyOfMovingRow(t, columns, values, present, match);
+      }
       updateInPlace(t, columns, values, present, match);
+    }
+  }
+
+  /**
+   * Deletes the row of the key a row moves to, when the row to move is there: in a table copied in
+   * chunks, a chunk read after the change may have copied the row under its new key already, and
+   * moving the old row onto it would violate the key.
+   */
+  private void deleteNewKeyOfMovingRow(
+      Table t, List<Column> columns, String[] values, boolean[] present, Match match)
+      throws SQLException {
+    List<Column> key = match.columns();
+    List<String> params = new ArrayList<>(2 * key.size());
+    for (int k = 0; k < key.size(); k++) {
+      int i = columns.indexOf(key.get(k));
+      params.add(i >= 0 && present[i] ? values[i] : match.values()[k]);
+    }
+    params.addAll(Arrays.asList(match.values()));
+    String sql =
+        "DELETE FROM "
+            + t.quotedName()
+            + where(t, key, false)
+            + " AND EXISTS (SELECT FROM "
+            + t.quotedName()
+            + where(t, key, false)
+            + ")";
+    try (PreparedStatement ps = conn.prepareStatement(sql)) {
+      for (int p = 0; p < params.size(); p++) {
+        bind(ps, p + 1, params.get(p));
+      }
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new TableWriteFailure(t.quotedName(), e);
     }
   }
 
@@ -728,7 +871,7 @@ final class MirrorRows {
                       + stage
                       + " AS v WHERE "
                       + String.join(" AND ", conditions));
-          reportMissing(rows.size() - updated);
+          reportMissing(rows.size() - updated, chunked(table));
         }
         return;
       }
@@ -760,11 +903,18 @@ final class MirrorRows {
           missing += chunk.size() - ps.executeUpdate();
         }
       }
-      reportMissing(missing);
+      reportMissing(missing, chunked(table));
     }
 
-    private void reportMissing(int missing) {
-      if (missing > 0) {
+    private void reportMissing(int missing, boolean chunked) {
+      if (missing > 0 && chunked) {
+        // copied in chunks: the row's chunk is not copied yet, and brings the row as it is now
+        log.debug(
+            "{} updates found no row in target table {}, whose copy in chunks is not finished;"
+                + " they were skipped",
+            missing,
+            table.quotedName());
+      } else if (missing > 0) {
         // the target lacks rows the source changed: reported, never invented
         log.warn(
             "{} partial updates found no row in target table {}; they were skipped",
@@ -971,6 +1121,7 @@ final class MirrorRows {
       batch = conn.prepareStatement(sql);
       batchSql = sql;
       batchTable = t.quotedName();
+      batchChunked = t.keyed() && chunked(t);
     }
     for (int i = 0; i < params.length; i++) {
       bind(batch, i + 1, params[i]);
@@ -990,7 +1141,13 @@ final class MirrorRows {
       for (int count : batch.executeBatch()) {
         missing += count == 0 ? 1 : 0;
       }
-      if (missing > 0) {
+      if (missing > 0 && batchChunked) {
+        log.debug(
+            "{} updates found no row in target table {}, whose copy in chunks is not finished;"
+                + " they were skipped",
+            missing,
+            batchTable);
+      } else if (missing > 0) {
         // the target lacks rows the source changed: reported, never invented
         log.warn(
             "{} updates or deletes found no row in target table {}; they were skipped",

@@ -13,6 +13,8 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.internal.CopyFinish;
 import org.pgetl.destination.postgres.MirrorCatalog.Staged;
 import org.pgetl.destination.postgres.MirrorCatalog.Table;
+import org.pgetl.error.ErrorKind;
+import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.ReplicatedTableSchema;
@@ -24,9 +26,9 @@ import org.slf4j.LoggerFactory;
  * One attempt of one mirror write: the target transaction on its connection, the catalog changes it
  * stages, and the row writer of its events. {@link PostgresMirrorDestination} borrows the
  * connection, creates one per attempt, hands it the write ({@link #dropForCopy}, {@link
- * #copyBatch}, {@link #finish}, {@link #applyEvents}), commits or rolls back, and {@linkplain
- * #publish publishes} the catalog changes after a commit; a retry gets a new one, so nothing staged
- * by a rolled-back attempt survives it.
+ * #copyBatch}, {@link #chunkEnd}, {@link #finish}, {@link #applyEvents}), commits or rolls back,
+ * and {@linkplain #publish publishes} the catalog changes after a commit; a retry gets a new one,
+ * so nothing staged by a rolled-back attempt survives it.
  *
  * <p>Each write reads top to bottom here: fence first ({@link #fence}), then the copy attempt's
  * lock, then the catalog and the rows. Not thread-safe: used by one writer thread for one
@@ -78,7 +80,7 @@ final class MirrorTransaction {
    * bookkeeping.
    */
   void dropForCopy(TableId id, UUID attemptId) throws SQLException {
-    catalog.startAttempt(conn, id, attemptId); // first: it waits for batches
+    catalog.startAttempt(conn, staged, id, attemptId); // first: it waits for batches
     catalog.drop(conn, staged, id);
   }
 
@@ -101,14 +103,17 @@ final class MirrorTransaction {
       log.debug("copy batch {} of table {} was stored before: skipped", batch.id(), schema.name());
       return;
     }
-    Table t = catalog.ensure(conn, staged, schema);
+    // the table as it is when it has the batch's columns: changes may have applied a newer version
+    Table t = catalog.ensureForCopy(conn, staged, schema);
     MirrorRows.copy(conn, catalog, t, schema, batch.rows());
   }
 
   /**
    * Ends the current copy attempt: creates the table if the copy had no rows, checks that every
    * batch the {@code Finish} counts is stored, and marks the attempt finished. A {@code Finish} of
-   * an abandoned attempt changes nothing.
+   * an abandoned attempt changes nothing. An attempt copied in chunks numbers its batches by chunk
+   * read, not {@code 0..batches-1}, and each of its {@link #chunkEnd}s checked the batches of its
+   * read: its {@code Finish} checks nothing more.
    */
   void finish(ReplicatedTableSchema schema, TableCopyWrite.Finish finish) throws SQLException {
     UUID current = catalog.lockAttempt(conn, schema.id(), true);
@@ -120,13 +125,56 @@ final class MirrorTransaction {
           current);
       return;
     }
-    catalog.ensure(conn, staged, schema);
+    catalog.ensureForCopy(conn, staged, schema);
     if (current == null) {
       return; // no drop recorded (a mirror written before attempts were kept): nothing to check
     }
-    long stored = catalog.finishAttempt(conn, schema.id(), finish);
-    CopyFinish.requireAllBatches(
-        schema.name(), finish, stored, "the mirror in " + target, "mirror");
+    boolean chunked = catalog.hasChunks(conn, schema.id(), current);
+    long stored = catalog.finishAttempt(conn, staged, schema.id(), finish);
+    if (!chunked) {
+      CopyFinish.requireAllBatches(
+          schema.name(), finish, stored, "the mirror in " + target, "mirror");
+    }
+  }
+
+  /**
+   * Ends one read of a chunk of the current attempt: checks that every batch of the read is stored
+   * (each was committed before it was answered, so the read is durable then) and records the chunk.
+   * A {@code ChunkEnd} of an abandoned attempt changes nothing.
+   */
+  void chunkEnd(ReplicatedTableSchema schema, TableCopyWrite.ChunkEnd end) throws SQLException {
+    UUID current = catalog.lockAttempt(conn, schema.id(), false);
+    if (CopyFinish.isAbandoned(current, end.attemptId())) {
+      log.debug(
+          "copy ChunkEnd {} of table {} belongs to abandoned attempt {} (the current one is {}):"
+              + " ignored",
+          end.chunk(),
+          schema.name(),
+          end.attemptId(),
+          current);
+      return;
+    }
+    long stored = catalog.storedBatchesOf(conn, schema.id(), end);
+    if (stored != end.batches()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR,
+          "chunk "
+              + end.chunk()
+              + " of the copy of table "
+              + schema.name()
+              + " (attempt "
+              + end.attemptId()
+              + ") ends with "
+              + end.batches()
+              + " batches from "
+              + end.firstBatch()
+              + ", but the mirror in "
+              + target
+              + " stored "
+              + stored,
+          "a batch that the engine counts is not in the mirror");
+    }
+    catalog.recordChunkEnd(conn, schema.id(), end);
   }
 
   // --- events
@@ -211,7 +259,7 @@ final class MirrorTransaction {
       Map<TableId, EventSequenceKey> applied,
       boolean advances)
       throws SQLException {
-    Table t = catalog.current(conn, staged, schema.id());
+    Table t = catalog.currentFor(conn, staged, schema);
     EventSequenceKey through =
         applied.containsKey(schema.id())
             ? applied.get(schema.id())
@@ -236,7 +284,7 @@ final class MirrorTransaction {
   private MirrorRows rows() {
     MirrorRows r = rows;
     if (r == null) {
-      r = new MirrorRows(conn);
+      r = new MirrorRows(conn, catalog::copyOpen);
       rows = r;
     }
     return r;

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
@@ -106,6 +107,23 @@ import org.slf4j.LoggerFactory;
  *       ids and applied key, so the new copy attempt starts clean.
  * </ul>
  *
+ * <h2>Tables copied in chunks</h2>
+ *
+ * The mirror supports the chunked copy of large tables ({@link #supportsChunkedCopy()}): the
+ * table's changes are applied while its chunks are copied. A table whose copy attempt is open
+ * (named by a drop, its {@code Finish} not committed) and gets changes is such a table, and until
+ * its {@code Finish} its changes and copied rows follow the chunked copy's rules: an insert or a
+ * copied row of a key the table holds replaces that row; an update or delete of a key it does not
+ * hold changes nothing (a later chunk or change brings the row), except that an update that moves a
+ * row to another key and carries every value writes the row under its new key. A copy batch is
+ * copied as always, under a savepoint; only when a key is already there (a change wrote it, or an
+ * earlier read of the same chunk did) is the savepoint rolled back and the batch copied into a
+ * staging table and upserted from it. Each {@code ChunkEnd} checks that the batches of its read are
+ * stored and is recorded in {@code _pgetl.mirror_copy_chunks}; the {@code Finish} of an attempt
+ * with chunks relies on those checks. The open attempt is kept in the target, so a restarted
+ * pipeline continues it. After the {@code Finish}, changes are applied as the Events item above
+ * says, as for any table.
+ *
  * <h2>Fencing</h2>
  *
  * Two instances of a pipeline may overlap for a moment (a rolling deploy, a network cut that the
@@ -134,7 +152,9 @@ import org.slf4j.LoggerFactory;
  * minutes. A connection that sat unused is validated before a write gets it; a broken one is closed
  * and replaced; a write whose connection was lost anyway (the target restarted, or the server
  * closed an idle connection) is rolled back and runs once more on a new connection before it is
- * answered, after the other idle connections were closed.
+ * answered, after the other idle connections were closed. A write that the server rolls back to end
+ * a deadlock or a serialization failure runs again, three times at most, before it fails with
+ * {@code DESTINATION_ATOMIC_BATCH_RETRYABLE}.
  *
  * <p>Every write is answered {@code durable()} after its transaction commits (a write is never left
  * merely "accepted", so nothing is kept per {@code StreamId}), or {@code fail(EtlException)} with a
@@ -161,6 +181,19 @@ public final class PostgresMirrorDestination implements Destination {
 
   /** 4 copy threads: as many as the engine's default copy connections per table. */
   public static final int DEFAULT_COPY_CONNECTIONS = 4;
+
+  /**
+   * How many times a write runs again, each time in a new transaction, when the server rolls it
+   * back to end a deadlock ({@code 40P01}) or a serialization failure ({@code 40001}) before it
+   * fails with {@code DESTINATION_ATOMIC_BATCH_RETRYABLE}. The mirror's transactions take their
+   * locks in one order (the epoch row, then a copy attempt's row, then the table's advisory lock,
+   * then rows), but a deadlock can still happen by design: a transaction that found the table
+   * changed under the shared advisory lock by another one that committed meanwhile must then take
+   * it exclusively, and the unique index of a target table makes two writes of the same key wait
+   * for each other in the order they reach it. The victim's transaction is rolled back whole, so
+   * writing it again is safe; the other one commits meanwhile.
+   */
+  static final int CONFLICT_RETRIES = 3;
 
   /** How long {@link #shutdown()} waits for running writes to commit. */
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(60);
@@ -313,9 +346,11 @@ public final class PostgresMirrorDestination implements Destination {
 
   /**
    * Stores a copy batch (skipped when its id was stored before, or when it belongs to an attempt
-   * that a later drop abandoned), or ends the current attempt at its {@code Finish} barrier:
-   * creates the table if the copy had no rows, checks that every batch it counts is stored, and
-   * marks the attempt finished.
+   * that a later drop abandoned), ends a chunk read at its {@code ChunkEnd} (checks that every
+   * batch of the read is stored and records the chunk), or ends the current attempt at its {@code
+   * Finish} barrier: creates the table if the copy had no rows, checks that every batch it counts
+   * is stored (for a table copied in chunks, its {@code ChunkEnd}s checked them), and marks the
+   * attempt finished.
    *
    * @param table the table's schema
    * @param write the batch or the barrier
@@ -330,6 +365,12 @@ public final class PostgresMirrorDestination implements Destination {
           result,
           "copy batch " + batch.id() + " of table " + table.name(),
           tx -> tx.copyBatch(table, batch));
+    } else if (write instanceof TableCopyWrite.ChunkEnd end) {
+      submit(
+          copies,
+          result,
+          "end chunk " + end.chunk() + " of the copy of table " + table.name(),
+          tx -> tx.chunkEnd(table, end));
     } else {
       TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
       submit(
@@ -338,6 +379,17 @@ public final class PostgresMirrorDestination implements Destination {
           "finish the copy of table " + table.name(),
           tx -> tx.finish(table, finish));
     }
+  }
+
+  /**
+   * Returns true: a large table may be copied in chunks while its changes are applied (see "Tables
+   * copied in chunks" above).
+   *
+   * @return true
+   */
+  @Override
+  public boolean supportsChunkedCopy() {
+    return true;
   }
 
   /**
@@ -411,9 +463,28 @@ public final class PostgresMirrorDestination implements Destination {
 
   private void inTransaction(String what, long epoch, SqlWork work) {
     refuseIfFenced(epoch);
-    if (!attempt(what, epoch, work, true)) {
-      attempt(what, epoch, work, false);
+    boolean reconnected = false;
+    int conflicts = 0;
+    while (true) {
+      Again again = attempt(what, epoch, work, !reconnected, conflicts < CONFLICT_RETRIES);
+      if (again == null) {
+        return;
+      }
+      if (again == Again.RECONNECT) {
+        reconnected = true;
+      } else {
+        conflicts++;
+        pauseAfterConflict();
+      }
     }
+  }
+
+  /** Why a rolled-back write runs again. */
+  private enum Again {
+    /** Its connection was lost: it runs once more, on a new connection. */
+    RECONNECT,
+    /** It was chosen to end a deadlock, or failed to serialize: see {@link #CONFLICT_RETRIES}. */
+    CONFLICT
   }
 
   /** Refuses a write of an epoch that the mirror already refused: a newer instance wrote since. */
@@ -448,13 +519,16 @@ public final class PostgresMirrorDestination implements Destination {
   }
 
   /**
-   * Runs the work in one transaction and publishes its catalog changes after the commit. Returns
-   * false, once the transaction is rolled back, when its connection was lost and the work may run
-   * again: a pooled connection that the server closed while it sat idle (a restart of the target,
-   * {@code pg_terminate_backend}) fails the next statement, and writing again on a new connection
-   * is safe because every write is idempotent.
+   * Runs the work in one transaction and publishes its catalog changes after the commit; returns
+   * null then. Returns why the work runs again, once the transaction is rolled back, when it may:
+   * {@link Again#RECONNECT} when its connection was lost ({@code mayReconnect}): a pooled
+   * connection that the server closed while it sat idle (a restart of the target, {@code
+   * pg_terminate_backend}) fails the next statement; {@link Again#CONFLICT} when the server rolled
+   * it back to end a deadlock or a serialization failure ({@code mayRetryConflict}). Writing again
+   * is safe because every write is idempotent, and a rolled-back write left nothing in memory.
    */
-  private boolean attempt(String what, long epoch, SqlWork work, boolean mayRetry) {
+  private @Nullable Again attempt(
+      String what, long epoch, SqlWork work, boolean mayReconnect, boolean mayRetryConflict) {
     Connection conn;
     try {
       conn = pool.getConnection();
@@ -472,7 +546,7 @@ public final class PostgresMirrorDestination implements Destination {
       conn.commit();
     } catch (SQLException e) {
       broken = rollback(conn, e);
-      if (broken && mayRetry) {
+      if (broken && mayReconnect) {
         // lost with this one, most likely: close the idle ones, and the others when returned
         pool.getHikariPoolMXBean().softEvictConnections();
         log.info(
@@ -481,7 +555,17 @@ public final class PostgresMirrorDestination implements Destination {
             masked(serverError(unwrap(e))),
             sqlState(unwrap(e)),
             what);
-        return false;
+        return Again.RECONNECT;
+      }
+      String state = sqlState(unwrap(e));
+      if (!broken && mayRetryConflict && isConflict(state)) {
+        log.info(
+            "write to {} rolled back by the server ({}, SQLSTATE {}): writing again ({})",
+            target.describe(),
+            masked(serverError(unwrap(e))),
+            state,
+            what);
+        return Again.CONFLICT;
       }
       throw error(what, e);
     } catch (RuntimeException e) {
@@ -498,7 +582,28 @@ public final class PostgresMirrorDestination implements Destination {
       release(conn, broken);
     }
     tx.publish(); // only now: a rolled-back transaction leaves memory as it was
-    return true;
+    return null;
+  }
+
+  /**
+   * Whether a SQLSTATE says the server rolled a transaction back because of other transactions, and
+   * running it again on its own is likely to succeed: a deadlock ({@code 40P01}) or a serialization
+   * failure ({@code 40001}).
+   */
+  private static boolean isConflict(String state) {
+    return state.equals("40P01") || state.equals("40001");
+  }
+
+  /**
+   * Waits a moment of random length before a write runs again after a conflict, so that the
+   * transaction it conflicted with commits first (an interrupt ends the wait, and is kept).
+   */
+  private static void pauseAfterConflict() {
+    try {
+      Thread.sleep(10 + ThreadLocalRandom.current().nextInt(40));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**

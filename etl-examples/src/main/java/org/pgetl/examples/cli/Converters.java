@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Parsers for the option values that people type: durations and row counts. */
+/** Parsers for the option values that people type: durations, row counts and sizes. */
 final class Converters {
   private static final Pattern DURATION_PART = Pattern.compile("(\\d+)(ms|s|m|h)");
   private static final Pattern COUNT = Pattern.compile("(\\d[\\d_,]*)([kKmM]?)");
@@ -89,6 +89,60 @@ final class Converters {
           default -> 1L;
         };
     return Math.multiplyExact(n, factor);
+  }
+
+  private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*([kmgt]?i?b?)");
+
+  /**
+   * Parses a size: {@code 1GiB}, {@code 64MiB}, {@code 512k}, a number of bytes, or {@code never}
+   * ({@link Long#MAX_VALUE}). Multiples are of 1024, with or without the {@code i} and the {@code
+   * B}.
+   *
+   * @param text the text
+   * @return the bytes
+   * @throws IllegalArgumentException when the text is not a size
+   */
+  static long size(String text) {
+    String t = text.strip().toLowerCase(Locale.ROOT);
+    if (t.equals("never")) {
+      return Long.MAX_VALUE;
+    }
+    Matcher m = SIZE.matcher(t);
+    if (!m.matches()) {
+      throw new IllegalArgumentException(
+          "'" + text + "' is not a size (examples: 1GiB, 64MiB, 512k, 0, never)");
+    }
+    String unit = m.group(2).isEmpty() ? "b" : m.group(2).substring(0, 1);
+    int shift =
+        switch (unit) {
+          case "k" -> 10;
+          case "m" -> 20;
+          case "g" -> 30;
+          case "t" -> 40;
+          default -> 0;
+        };
+    long n;
+    try {
+      n = Long.parseLong(m.group(1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("'" + text + "' is too large", e);
+    }
+    if (n > (Long.MAX_VALUE >> shift)) {
+      throw new IllegalArgumentException("'" + text + "' is too large");
+    }
+    return n << shift;
+  }
+
+  /** Picocli converter for {@link #size}. */
+  static final class SizeConverter implements ITypeConverter<Long> {
+    @Override
+    public Long convert(String value) {
+      try {
+        return size(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
+    }
   }
 
   /** Picocli converter for {@link #duration}. */

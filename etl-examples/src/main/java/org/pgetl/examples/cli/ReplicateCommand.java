@@ -103,6 +103,26 @@ final class ReplicateCommand implements Callable<Integer> {
   int copyConnections;
 
   @Option(
+      names = "--chunked-copy-min-size",
+      paramLabel = "SIZE",
+      defaultValue = "1GiB",
+      converter = Converters.SizeConverter.class,
+      description =
+          "Tables at least this large (pg_table_size) are copied in chunks while their changes"
+              + " stream: resumable after a restart, no snapshot held for the whole copy; 0 copies"
+              + " every table with an integer key in chunks, never none (default:"
+              + " ${DEFAULT-VALUE}).")
+  long chunkedCopyMinSize;
+
+  @Option(
+      names = "--copy-chunk-size",
+      paramLabel = "SIZE",
+      defaultValue = "64MiB",
+      converter = Converters.SizeConverter.class,
+      description = "About how much of a table one chunk holds (default: ${DEFAULT-VALUE}).")
+  long copyChunkSize;
+
+  @Option(
       names = "--instance-mode",
       paramLabel = "MODE",
       defaultValue = "standby",
@@ -225,6 +245,8 @@ final class ReplicateCommand implements Callable<Integer> {
         options
             .builder(source)
             .copyConnectionsPerTable(copyConnections)
+            .chunkedCopyMinBytes(chunkedCopyMinSize)
+            .copyChunkBytes(copyChunkSize)
             .instanceMode(instanceMode)
             .leaseCheckInterval(leaseCheckInterval)
             .takeoverDelay(takeoverDelay);
@@ -242,6 +264,8 @@ final class ReplicateCommand implements Callable<Integer> {
     return message
         .replace("maxTableSyncWorkers", "--max-table-sync-workers")
         .replace("copyConnectionsPerTable", "--copy-connections")
+        .replace("chunkedCopyMinBytes", "--chunked-copy-min-size")
+        .replace("copyChunkBytes", "--copy-chunk-size")
         .replace("leaseCheckInterval", "--lease-check-interval")
         .replace("takeoverDelay", "--takeover-delay")
         .replace("temporarySlots and failoverSlots", "--state-store memory and --failover-slots on")
@@ -406,6 +430,21 @@ final class ReplicateCommand implements Callable<Integer> {
     }
     List<String> parts = new ArrayList<>();
     states.forEach((state, n) -> parts.add(n + " " + state));
+    List<String> chunked = new ArrayList<>();
+    for (PipelineStatus.TableStatus t : status.tables().values()) {
+      PipelineStatus.ChunkProgress c = t.chunks();
+      if (c != null) {
+        chunked.add(
+            (t.name() == null ? "?" : t.name().toString())
+                + " "
+                + c.chunksDone()
+                + "/"
+                + c.chunks()
+                + " chunks"
+                + (c.chunksKept() > 0 ? " (" + c.chunksKept() + " kept)" : "")
+                + (c.eta() == null ? "" : ", about " + c.eta().toSeconds() + " s left"));
+      }
+    }
     long copied = 0;
     for (Counter c : registry.find("pgetl.rows.copied").counters()) {
       copied += (long) c.count();
@@ -420,6 +459,7 @@ final class ReplicateCommand implements Callable<Integer> {
         + ProgressView.lifecycle(status.lifecycle())
         + ", tables "
         + (parts.isEmpty() ? "none yet" : String.join(", ", parts))
+        + (chunked.isEmpty() ? "" : " (copying in chunks: " + String.join("; ", chunked) + ")")
         + ", rows copied "
         + ProgressView.number(copied)
         + ", events "

@@ -18,6 +18,7 @@ import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
+import org.pgetl.destination.internal.RowKey;
 import org.pgetl.destination.internal.SerialWriter;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -64,11 +65,27 @@ import org.pgetl.model.UpdatedRow;
  * {@code copy_finished} line ends an attempt and says how many batches and rows it sent. Every
  * answer is {@code durable()}, so nothing is deferred and no state is kept per {@code StreamId}.
  *
+ * <h2>Tables copied in chunks</h2>
+ *
+ * The destination is append-only, so it accepts the chunked copy of large tables ({@link
+ * #supportsChunkedCopy()}): it prints every row and change as it comes. Such a table gets one
+ * {@code drop_table_for_copy} line, then the {@code copy} lines of its chunks, each chunk read
+ * ended by a {@code copy_chunk_end} line (answered {@code durable()} once flushed, like every line
+ * before it), while the table's change lines come at the same time; the {@code copy_finished} line
+ * ends the copy. A chunk read again after a restart prints its rows again, with new batch ids. A
+ * reader that keeps the last row per key (the drop line's {@code "key"} names the key columns) sees
+ * the source's table: between the table's drop and {@code copy_finished} lines, a {@code copy} or
+ * {@code insert} line replaces the row of its key, an {@code update} or {@code delete} line of a
+ * key it does not hold is skipped (an {@code update} that moves a row to another key and has no
+ * {@code "missing"} columns is written under its new key), and a row that moves onto a key it holds
+ * replaces that row.
+ *
  * <h2>Lines</h2>
  *
  * <pre>
- * {"kind":"drop_table_for_copy","table":"public.t","table_id":16384,"attempt":"&lt;uuid&gt;"}
+ * {"kind":"drop_table_for_copy","table":"public.t","table_id":16384,"attempt":"&lt;uuid&gt;","key":["id"]}
  * {"kind":"copy","table":"public.t","table_id":16384,"batch":"&lt;uuid&gt;#0","batch_row":0,"row":{"id":1,"name":"a"}}
+ * {"kind":"copy_chunk_end","table":"public.t","table_id":16384,"attempt":"&lt;uuid&gt;","chunk":0,"first_batch":0,"batches":1,"rows":1}
  * {"kind":"copy_finished","table":"public.t","table_id":16384,"attempt":"&lt;uuid&gt;","batches":1,"rows":1}
  * {"kind":"begin","seq":"...","commit_lsn":"0/16B3748","start_lsn":"0/16B3700","xid":740,"commit_time":"2024-05-01T10:00:00Z"}
  * {"kind":"relation", ...,"table":"public.t","table_id":16384,"identity":"PRIMARY_KEY","columns":[{"name":"id","type":"integer","type_oid":23,"attnum":1,"primary_key":true,"nullable":false}]}
@@ -195,13 +212,17 @@ public final class StdoutJsonDestination implements Destination {
         () -> {
           attempts.put(table.id(), attemptId);
           print(
-              tableLine("drop_table_for_copy", table).field("attempt", attemptId.toString()).end());
+              tableLine("drop_table_for_copy", table)
+                  .field("attempt", attemptId.toString())
+                  .rawField("key", keyNames(table))
+                  .end());
         });
   }
 
   /**
-   * Prints one {@code copy} line per row of a batch, or a {@code copy_finished} line; prints
-   * nothing for a batch or barrier of an attempt that a later drop abandoned.
+   * Prints one {@code copy} line per row of a batch, a {@code copy_chunk_end} line or a {@code
+   * copy_finished} line; prints nothing for a batch or barrier of an attempt that a later drop
+   * abandoned.
    *
    * @param table the table
    * @param write the batch or the barrier
@@ -221,6 +242,20 @@ public final class StdoutJsonDestination implements Destination {
                       .field("attempt", finish.attemptId().toString())
                       .field("batches", finish.batches())
                       .field("rows", finish.rows())
+                      .end());
+            }
+            return;
+          }
+          if (write instanceof TableCopyWrite.ChunkEnd end) {
+            // answered once flushed, after the read's batches: they were flushed before it
+            if (current == null || current.equals(end.attemptId())) {
+              print(
+                  tableLine("copy_chunk_end", table)
+                      .field("attempt", end.attemptId().toString())
+                      .field("chunk", end.chunk())
+                      .field("first_batch", end.firstBatch())
+                      .field("batches", end.batches())
+                      .field("rows", end.rows())
                       .end());
             }
             return;
@@ -265,6 +300,17 @@ public final class StdoutJsonDestination implements Destination {
           }
           print(lines);
         });
+  }
+
+  /**
+   * Returns true: an append-only output can take a table copied in chunks, since a reader that
+   * keeps the last row per key sees the source's table (see "Tables copied in chunks" above).
+   *
+   * @return true
+   */
+  @Override
+  public boolean supportsChunkedCopy() {
+    return true;
   }
 
   /**
@@ -406,6 +452,15 @@ public final class StdoutJsonDestination implements Destination {
       JsonLine.value(sb.append(':'), value.apply(i));
     }
     return sb.append('}');
+  }
+
+  /** The names of the columns that key the table's rows; empty for a table without a key. */
+  private static StringBuilder keyNames(ReplicatedTableSchema table) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int i : RowKey.columns(table)) {
+      JsonLine.string(sb.append(sb.length() > 1 ? "," : ""), table.columns().get(i).name());
+    }
+    return sb.append(']');
   }
 
   private static StringBuilder columns(ReplicatedTableSchema table) {

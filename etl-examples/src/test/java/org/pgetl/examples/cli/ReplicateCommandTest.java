@@ -41,6 +41,49 @@ class ReplicateCommandTest {
         .startsWith("pgetl: starting, lifecycle not read yet, tables none yet");
   }
 
+  /** A table copied in chunks shows its chunks, those kept by a resumed copy, and the time left. */
+  @Test
+  void aTableCopiedInChunksShowsItsChunksKeptAndTimeLeft() {
+    PipelineStatus.TableStatus copying =
+        new PipelineStatus.TableStatus(
+            org.pgetl.model.TableName.parse("public.events"),
+            org.pgetl.store.TableState.DATA_SYNC,
+            1_200_000,
+            new PipelineStatus.ChunkProgress(
+                12,
+                40,
+                5,
+                1_200_000,
+                800L << 20,
+                40.0 * (1 << 20),
+                java.time.Duration.ofSeconds(560)));
+    PipelineStatus status =
+        new PipelineStatus(
+            "cli",
+            PipelineStatus.Phase.RUNNING,
+            null,
+            Map.of(new org.pgetl.model.TableId(1), copying),
+            Lsn.ZERO,
+            -1,
+            java.time.Duration.ZERO,
+            null,
+            List.of(),
+            0,
+            null);
+
+    assertThat(ReplicateCommand.statusLine(status, new SimpleMeterRegistry()))
+        .contains(
+            "tables 1 data_sync (copying in chunks: public.events 12/40 chunks (5 kept), about 560 s"
+                + " left)");
+    assertThat(Converters.size("1GiB")).isEqualTo(1L << 30);
+    assertThat(Converters.size("64MiB")).isEqualTo(64L << 20);
+    assertThat(Converters.size("512k")).isEqualTo(512L << 10);
+    assertThat(Converters.size("0")).isZero();
+    assertThat(Converters.size("never")).isEqualTo(Long.MAX_VALUE);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Converters.size("1 parsec"))
+        .hasMessageContaining("is not a size");
+  }
+
   @Test
   void aStandbySaysWhichInstanceIsActive() {
     org.pgetl.store.PipelineStore.LeaseHolder holder =

@@ -59,6 +59,10 @@ public final class CrashLoopChild {
             .retryDelay(Duration.ofMillis(500))
             .statusInterval(Duration.ofSeconds(1))
             .shutdownTimeout(Duration.ofSeconds(20))
+            // chunked: every table with an integer key copied in chunks of 64 kB
+            .chunkedCopyMinBytes(
+                Boolean.parseBoolean(p.getProperty("chunked")) ? 0 : Long.MAX_VALUE)
+            .copyChunkBytes(64 * 1024)
             .build();
     ChildProcess.Mirror mirror = ChildProcess.mirror(p, config.pipelineId());
     PostgresStore store = mirror.store();

@@ -57,7 +57,6 @@ import org.pgetl.testkit.WithPostgres;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CrashLoopIT {
   private static final String PIPELINE = "crash";
-  private static final String APPLY_SLOT = "pgetl_apply_" + PIPELINE;
   private static final int KILLS = Integer.getInteger("pgetl.crash.kills", 8);
   private static final Duration POLL = Duration.ofMillis(10);
   private static final Duration PHASE_WAIT = Duration.ofSeconds(60);
@@ -107,13 +106,39 @@ class CrashLoopIT {
   private int runs;
   private String markerLsn;
 
+  private boolean chunked;
+  // the two tests share a server, where slots are not per database: a pipeline id each
+  private String pipeline = PIPELINE;
+  private int killCount = KILLS;
+
   @Test
   void theMirrorConvergesToTheSourceAfterRepeatedKills(TestDatabase db, @TempDir Path dir)
       throws Throwable {
+    crashLoop(db, dir);
+  }
+
+  /**
+   * The same with every keyed table copied in chunks of 64 kB while its changes stream: kills land
+   * in the chunked copies, each restart resumes them with the chunks done before the kill, and the
+   * mirror still converges.
+   */
+  @Test
+  void theMirrorConvergesAfterKillsDuringChunkedCopies(TestDatabase db, @TempDir Path dir)
+      throws Throwable {
+    chunked = true;
+    pipeline = PIPELINE + "_chunked";
+    killCount = Math.min(KILLS, 5);
+    // a source database of its own: the class's database may hold the other test's tables
+    String source = db.name() + "_chunked";
+    db.server().createDatabase(source);
+    crashLoop(new TestDatabase(db.server(), source), dir);
+  }
+
+  private void crashLoop(TestDatabase db, Path dir) throws Throwable {
     long seed = Long.getLong("pgetl.crash.seed", new SecureRandom().nextLong());
     System.out.println(
         "CrashLoopIT seed " + seed + " (replay with -Dpgetl.crash.seed=" + seed + ")");
-    this.logs = Path.of("target", "crash-loop", "seed-" + seed);
+    this.logs = Path.of("target", "crash-loop", (chunked ? "chunked-seed-" : "seed-") + seed);
     try {
       run(db, dir, seed);
     } catch (Throwable e) {
@@ -135,7 +160,7 @@ class CrashLoopIT {
     workload = new CrashWorkload(db, random.nextLong());
     workload.start();
     List<Kill> kills = new ArrayList<>();
-    for (KillPoint aimed : plan(random, KILLS)) {
+    for (KillPoint aimed : plan(random, killCount)) {
       // a generator per kill: its delays do not depend on what earlier kills found
       kills.add(crashOnce(kills.size() + 1, aimed, new Random(random.nextLong())));
       System.out.println("CrashLoopIT " + kills.get(kills.size() - 1));
@@ -163,6 +188,24 @@ class CrashLoopIT {
         workload.changes(),
         checksums,
         (System.nanoTime() - started) / 1e9);
+    if (chunked) {
+      long resumed = 0;
+      try (var files = Files.list(logs)) {
+        for (Path f : files.toList()) {
+          resumed +=
+              Files.readAllLines(f).stream()
+                  .filter(l -> l.contains("chunked copy of") && l.contains(" resumes: "))
+                  .count();
+        }
+      }
+      System.out.println("CrashLoopIT chunked copies resumed after a kill: " + resumed);
+      assertThat(resumed)
+          .as(
+              "chunked copies resumed with chunks kept (the kills missed the copy); kills: %s",
+              kills)
+          .isPositive();
+      return;
+    }
     assertThat(history.interruptedCopies())
         .as(
             "table copies interrupted by a kill (the kill points missed the copy); kills: %s",
@@ -179,7 +222,7 @@ class CrashLoopIT {
     db.server().createDatabase(mirrorName);
     mirror = new TestDatabase(db.server(), mirrorName);
     CrashWorkload.createSource(db);
-    settings = writeSettings(dir, db, mirrorName);
+    settings = writeSettings(dir, db, mirrorName, chunked);
     sourcePoll = db.connect();
     mirrorPoll = mirror.connect();
   }
@@ -219,7 +262,7 @@ class CrashLoopIT {
   }
 
   private void assertOnlyTheApplySlotIsLeftAndConfirmsNoMoreThanTheWalEnd() throws Exception {
-    assertThat(poll(PHASE_WAIT, () -> slots().equals(List.of(APPLY_SLOT))))
+    assertThat(poll(PHASE_WAIT, () -> slots().equals(List.of(applySlot()))))
         .as("replication slots of the source: %s", slots())
         .isTrue();
     assertThat(
@@ -230,7 +273,7 @@ class CrashLoopIT {
                             sourcePoll,
                             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?"
                                 + " AND confirmed_flush_lsn >= ?::pg_lsn",
-                            APPLY_SLOT,
+                            applySlot(),
                             markerLsn)
                         == 1))
         .as("the apply slot confirmed the marker at %s", markerLsn)
@@ -240,7 +283,7 @@ class CrashLoopIT {
                 sourcePoll,
                 "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?"
                     + " AND confirmed_flush_lsn <= pg_current_wal_lsn()",
-                APPLY_SLOT))
+                applySlot()))
         .as("the apply slot's confirmed_flush_lsn is not beyond the server's WAL end")
         .isEqualTo(1);
   }
@@ -262,7 +305,7 @@ class CrashLoopIT {
             .jdbcUrl(db.jdbcUrl())
             .user(db.user())
             .password(db.password())
-            .pipelineId(PIPELINE)
+            .pipelineId(pipeline)
             .build()) {
       assertThat(store.tableStates().values())
           .as("table states at the end")
@@ -479,16 +522,17 @@ class CrashLoopIT {
     }
   }
 
-  private static Path writeSettings(Path dir, TestDatabase db, String mirrorName)
+  private Path writeSettings(Path dir, TestDatabase db, String mirrorName, boolean chunked)
       throws IOException {
     Properties p = new Properties();
+    p.setProperty("chunked", Boolean.toString(chunked));
     p.setProperty("host", db.host());
     p.setProperty("port", Integer.toString(db.port()));
     p.setProperty("user", db.user());
     p.setProperty("password", db.password());
     p.setProperty("source", db.name());
     p.setProperty("target", mirrorName);
-    p.setProperty("pipeline", PIPELINE);
+    p.setProperty("pipeline", pipeline);
     p.setProperty("publication", CrashWorkload.PUBLICATION);
     Path file = dir.resolve("child.properties");
     try (Writer w = Files.newBufferedWriter(file)) {
@@ -515,7 +559,7 @@ class CrashLoopIT {
                 sourcePoll,
                 "SELECT count(*) FROM etl.replication_state WHERE pipeline_id = ? AND is_current"
                     + " AND state = 'ready'",
-                PIPELINE)
+                pipeline)
             == CrashWorkload.TABLES.size();
   }
 
@@ -531,7 +575,7 @@ class CrashLoopIT {
             "SELECT s.table_id, c.relname FROM etl.replication_state s JOIN pg_class c"
                 + " ON c.oid = s.table_id WHERE s.pipeline_id = ? AND s.is_current"
                 + " AND s.state = 'data_sync' AND s.id > ?",
-            PIPELINE,
+            pipeline,
             sinceState)) {
       copying.put(Long.parseLong(row.get(0)), row.get(1));
     }
@@ -541,7 +585,7 @@ class CrashLoopIT {
               mirrorPoll,
               "SELECT count(*) FROM _pgetl.mirror_copy_batches WHERE pipeline_id = ?"
                   + " AND table_oid = ?",
-              PIPELINE,
+              pipeline,
               t.getKey());
       if (stored >= batches) {
         return t.getValue() + " after " + stored + " batches";
@@ -557,7 +601,7 @@ class CrashLoopIT {
                 sourcePoll,
                 "SELECT count(*) FROM etl.replication_state WHERE pipeline_id = ? AND is_current"
                     + " AND state IN ('sync_done', 'ready')",
-                PIPELINE)
+                pipeline)
             == CrashWorkload.TABLES.size();
   }
 
@@ -567,7 +611,7 @@ class CrashLoopIT {
                 sourcePoll,
                 "SELECT count(*) FROM etl.replication_state WHERE pipeline_id = ? AND id > ?"
                     + " AND state IN ('finished_copy', 'sync_done')",
-                PIPELINE,
+                pipeline,
                 sinceState)
             > 0;
   }
@@ -583,14 +627,26 @@ class CrashLoopIT {
             "SELECT c.relname, s.state FROM etl.replication_state s JOIN pg_class c"
                 + " ON c.oid = s.table_id WHERE s.pipeline_id = ? AND s.is_current"
                 + " ORDER BY c.relname",
-            PIPELINE)) {
+            pipeline)) {
       out.put(row.get(0), row.get(1));
     }
     return out.toString();
   }
 
+  private String applySlot() {
+    return "pgetl_apply_" + pipeline;
+  }
+
+  /** This test's pipeline's slots. */
   private List<String> slots() {
-    return db.replicationSlots().stream().map(s -> s.slotName()).sorted().toList();
+    java.util.regex.Pattern mine =
+        java.util.regex.Pattern.compile(
+            "pgetl_(apply_" + pipeline + "|sync_" + pipeline + "_\\d+)");
+    return db.replicationSlots().stream()
+        .map(s -> s.slotName())
+        .filter(n -> mine.matcher(n).matches())
+        .sorted()
+        .toList();
   }
 
   private static String checksum(Connection c, String table) {

@@ -61,11 +61,12 @@ class CustomDestinationGuideTest {
                 StandardCharsets.UTF_8));
     List<String> methods = new ArrayList<>();
     for (String declaration : collapse(listing).split("(?<=;|\\{\\})")) {
-      if (!declaration.isBlank()) {
+      // a default body's closing brace stands alone after its last statement
+      if (!declaration.isBlank() && !declaration.strip().equals("}")) {
         methods.add(declaration.strip());
       }
     }
-    assertThat(methods).hasSize(6);
+    assertThat(methods).hasSize(7);
     assertThat(methods).allSatisfy(m -> assertThat(declared).contains(m));
     // and nothing more: every abstract or default method of the interface is listed
     assertThat(

@@ -8,12 +8,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A consumer of {@link StdoutJsonDestination}'s lines, as a downstream program would write one: it
  * rebuilds each table's rows and deduplicates with the keys the lines carry ({@code batch} for
  * copied rows, {@code seq} per table for events), so that at-least-once output yields each change
- * once.
+ * once. It keeps the last row per key: while a table is copied (between its drop line and its
+ * {@code copy_finished} line), which a table copied in chunks is while its changes come, copied and
+ * inserted rows replace the row of their key, and updates and deletes of keys it does not hold are
+ * skipped, as the destination's javadoc says.
  */
 final class JsonLinesReader {
   private static final class TableState {
@@ -23,6 +27,7 @@ final class JsonLinesReader {
     final List<String> key = new ArrayList<>();
     String lastSeq;
     String attempt; // named by the last drop line: copy lines of another attempt are stale
+    boolean copying; // between the drop line and copy_finished
   }
 
   private final Map<Long, TableState> tables = new HashMap<>();
@@ -41,7 +46,18 @@ final class JsonLinesReader {
     switch (kind) {
       case "drop_table_for_copy" -> {
         tables.remove(tableId(l));
-        table(tableId(l)).attempt = (String) l.get("attempt");
+        TableState t = table(tableId(l));
+        t.attempt = (String) l.get("attempt");
+        t.copying = true;
+        for (Object name : (List<?>) l.get("key")) {
+          t.key.add((String) name);
+        }
+      }
+      case "copy_finished" -> {
+        TableState t = table(tableId(l));
+        if (t.attempt == null || t.attempt.equals(l.get("attempt"))) {
+          t.copying = false;
+        }
       }
       case "copy" -> {
         TableState t = table(tableId(l));
@@ -50,7 +66,7 @@ final class JsonLinesReader {
           return; // a late batch of an abandoned attempt
         }
         if (t.batches.add(batch + "/" + l.get("batch_row"))) {
-          t.rows.add(new LinkedHashMap<>(obj(l.get("row"))));
+          upsert(t, obj(l.get("row")));
         }
       }
       case "message" ->
@@ -75,7 +91,7 @@ final class JsonLinesReader {
           apply(t, kind, l);
         }
       }
-      default -> {} // begin, commit, copy_finished
+      default -> {} // begin, commit, copy_chunk_end
     }
   }
 
@@ -92,11 +108,37 @@ final class JsonLinesReader {
   }
 
   private static void apply(TableState t, String kind, Map<String, Object> l) {
-    switch (kind) {
-      case "insert" -> t.rows.add(new LinkedHashMap<>(obj(l.get("row"))));
-      case "update" -> find(t, l).putAll(obj(l.get("row")));
-      default -> t.rows.remove(find(t, l));
+    if (kind.equals("insert")) {
+      upsert(t, obj(l.get("row")));
+      return;
     }
+    Map<String, Object> row = find(t, l);
+    if (row == null && t.copying) {
+      // copied in chunks: the key's chunk brings the row, unless it moves with every value
+      if (kind.equals("update") && l.containsKey("old_key") && !l.containsKey("missing")) {
+        upsert(t, obj(l.get("row")));
+      }
+      return;
+    }
+    if (row == null) {
+      throw new AssertionError("no row matches the " + kind + " line " + l);
+    }
+    if (kind.equals("update")) {
+      t.rows.remove(row);
+      Map<String, Object> changed = new LinkedHashMap<>(row);
+      changed.putAll(obj(l.get("row")));
+      upsert(t, changed); // a row moving onto a key replaces that key's row
+    } else {
+      t.rows.remove(row);
+    }
+  }
+
+  /** Adds a row, replacing the row of its key (a table without a key keeps every row). */
+  private static void upsert(TableState t, Map<String, Object> row) {
+    if (!t.key.isEmpty()) {
+      t.rows.removeIf(r -> t.key.stream().allMatch(k -> Objects.equals(r.get(k), row.get(k))));
+    }
+    t.rows.add(new LinkedHashMap<>(row));
   }
 
   /** Follows a schema change: columns matched by attnum are renamed, dropped or added. */
@@ -126,7 +168,7 @@ final class JsonLinesReader {
     t.columnsByAttnum.putAll(now);
   }
 
-  private static Map<String, Object> find(TableState t, Map<String, Object> l) {
+  private static @Nullable Map<String, Object> find(TableState t, Map<String, Object> l) {
     Map<String, Object> match;
     if (l.containsKey("old_key")) {
       match = obj(l.get("old_key"));
@@ -145,7 +187,7 @@ final class JsonLinesReader {
         return row;
       }
     }
-    throw new AssertionError("no row matches " + match + " for line " + l);
+    return null;
   }
 
   private TableState table(long id) {

@@ -203,7 +203,7 @@ class StdoutJsonDestinationTest {
                 + t
                 + ",\"attempt\":\""
                 + attempt
-                + "\"}\n"
+                + "\",\"key\":[\"id\"]}\n"
                 + "{\"kind\":\"copy\","
                 + t
                 + b
@@ -428,5 +428,96 @@ class StdoutJsonDestinationTest {
     JsonLinesReader reader = new JsonLinesReader();
     reader.read(out.toString());
     assertThat(reader.rows(16390)).hasSize(4).allSatisfy(r -> assertThat(r).isEmpty());
+  }
+
+  /**
+   * A table copied in chunks: every row and change is printed as it comes, each chunk read ends
+   * with a {@code copy_chunk_end} line answered durable, and a reader that keeps the last row per
+   * key ends with the source's table: a chunk read twice (the first cut short), an insert of a key
+   * a chunk copies later, changes of keys not held yet, key moves.
+   */
+  @Test
+  void aTableCopiedInChunksReadsBackToTheSourceStateByTheLastRowPerKey() {
+    ReplicatedTableSchema t =
+        keyed(
+            16500,
+            "public",
+            "chunked",
+            col("id", 23, "integer", 1, 1),
+            col("v", 25, "text", 2, 0),
+            col("w", 25, "text", 3, 0));
+    StringWriter out = new StringWriter();
+    StdoutJsonDestination d = new StdoutJsonDestination(out);
+    assertThat(d.supportsChunkedCopy()).isTrue();
+    UUID attempt = UUID.randomUUID();
+    Scenario.drop(d, t, attempt);
+    chunkBatch(d, t, attempt, 0, TableRow.of(1, "c0-1", "w1"), TableRow.of(2, "c0-2", "w2"));
+    chunkBatch(d, t, attempt, 1, TableRow.of(3, "c0-3", "w3"), TableRow.of(4, "c0-4", "w4"));
+    sendEvents(
+        d,
+        new Scenario.Tx(0x1000, 1)
+            .insert(t, TableRow.of(7, "event 7", "w")) // chunk 1 copies key 7 too
+            .update(t, Scenario.full(11, "not held", "w"), null) // skipped by the reader
+            .update(t, Scenario.partial(3, new int[] {2}, 9, "not held"), null)
+            .delete(t, Scenario.key(10))
+            .update(t, Scenario.full(2, "updated 2", "w2u"), null)
+            .end());
+    chunkEnd(d, t, attempt, 0, 0, 2, 4);
+    chunkBatch(d, t, attempt, 2, TableRow.of(6, "r1-6", "w6"), TableRow.of(8, "r1-8", "w8"));
+    chunkBatch(d, t, attempt, 10, TableRow.of(6, "r2-6", "w6"), TableRow.of(7, "r2-7", "w7"));
+    chunkBatch(d, t, attempt, 11, TableRow.of(9, "r2-9", "w9"), TableRow.of(10, "r2-10", "w10"));
+    chunkEnd(d, t, attempt, 1, 10, 2, 4);
+    sendEvents(
+        d,
+        new Scenario.Tx(0x2000, 2)
+            .delete(t, Scenario.key(8))
+            .insert(t, TableRow.of(3, "inserted 3", "w"))
+            .update(t, Scenario.full(60, "moved 6", "w60"), Scenario.key(6))
+            .update(t, Scenario.full(98, "moved 99", "w98"), Scenario.key(99))
+            .update(t, Scenario.partial(3, new int[] {2}, 96, "moved 97"), Scenario.key(97))
+            .update(t, Scenario.partial(3, new int[] {2}, 4, "moved 1"), Scenario.key(1))
+            .end());
+    Scenario.finish(d, t, attempt, 4, 8);
+    d.shutdown();
+
+    assertThat(out.toString())
+        .contains(
+            "{\"kind\":\"copy_chunk_end\",\"table\":\"public.chunked\",\"table_id\":16500,"
+                + "\"attempt\":\""
+                + attempt
+                + "\",\"chunk\":1,\"first_batch\":10,\"batches\":2,\"rows\":4}\n");
+    JsonLinesReader reader = new JsonLinesReader();
+    reader.read(out.toString());
+    assertThat(reader.render(16500, List.of("id", "v", "w")))
+        .containsExactly(
+            "{id=10, v=r2-10, w=w10}",
+            "{id=2, v=updated 2, w=w2u}",
+            "{id=3, v=inserted 3, w=w}",
+            "{id=4, v=moved 1, w=w1}",
+            "{id=60, v=moved 6, w=w60}",
+            "{id=7, v=r2-7, w=w7}",
+            "{id=9, v=r2-9, w=w9}",
+            "{id=98, v=moved 99, w=w98}");
+  }
+
+  private static void chunkBatch(
+      StdoutJsonDestination d, ReplicatedTableSchema t, UUID attempt, long seq, TableRow... rows) {
+    AsyncResult r = AsyncResult.create();
+    d.writeTableRows(
+        t, new TableCopyWrite.Batch(new TableCopyBatchId(attempt, seq), List.of(rows)), r);
+    assertDurable(r);
+  }
+
+  private static void chunkEnd(
+      StdoutJsonDestination d,
+      ReplicatedTableSchema t,
+      UUID attempt,
+      int chunk,
+      long firstBatch,
+      long batches,
+      long rows) {
+    AsyncResult r = AsyncResult.create();
+    d.writeTableRows(t, new TableCopyWrite.ChunkEnd(attempt, chunk, firstBatch, batches, rows), r);
+    assertDurable(r);
   }
 }

@@ -39,11 +39,11 @@ final class Migrations {
   static final String LOCATION = "classpath:db/pgetl";
 
   /**
-   * The versions of the migrations in the jar, {@code V1} to {@code V4}. A store whose history
+   * The versions of the migrations in the jar, {@code V1} to {@code V5}. A store whose history
    * holds exactly these, all successful, is up to date and opens without Flyway (see {@link
    * #upToDate}); {@code MigrationsTest} checks the list against the jar's scripts.
    */
-  static final java.util.Set<String> VERSIONS = java.util.Set.of("1", "2", "3", "4");
+  static final java.util.Set<String> VERSIONS = java.util.Set.of("1", "2", "3", "4", "5");
 
   /** The placeholder the scripts use for the quoted schema name. */
   static final String SCHEMA_PLACEHOLDER = "pgetl_schema";

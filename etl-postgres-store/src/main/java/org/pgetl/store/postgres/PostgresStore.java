@@ -2,10 +2,12 @@ package org.pgetl.store.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -17,6 +19,7 @@ import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
@@ -34,6 +37,8 @@ import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
 import org.pgetl.store.PipelineStore;
+import org.pgetl.store.PipelineStore.ChunkKind;
+import org.pgetl.store.PipelineStore.ChunkRecord;
 import org.pgetl.store.PipelineStore.CopyRecord;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.pgetl.store.PipelineStore.ProgressKey;
@@ -65,15 +70,16 @@ import org.slf4j.LoggerFactory;
  * the pipeline id: pipelines that share a database never see each other's rows.
  *
  * <p>Implementation notes. Table states, schema versions and destination metadata are cached;
- * {@code progress}, state history and lifecycle rows are always read from the database. A write
- * takes the locks of the tables it touches (see {@code TableLocks}), runs its statements in one
- * transaction, and updates the cache only after the commit, still under those locks; so the cache
- * follows the commit order and a failed write leaves it untouched. Writes to different tables run
- * in parallel; only the three pipeline-wide operations ({@link #loadTableStates()}, {@link
+ * {@code progress}, state history, chunks and lifecycle rows are always read from the database. A
+ * write takes the locks of the tables it touches (see {@code TableLocks}), runs its statements in
+ * one transaction, and updates the cache only after the commit, still under those locks; so the
+ * cache follows the commit order and a failed write leaves it untouched. Writes to different tables
+ * run in parallel; only the three pipeline-wide operations ({@link #loadTableStates()}, {@link
  * #resetAllTablesForResync()}, {@link #deletePipelineState()}) exclude all others. Schema versions
  * and metadata are loaded per table on the first read. Another process writing the same pipeline's
  * rows is seen after {@link #loadTableStates()}, which re-reads the states and drops the other
- * caches.
+ * caches. The chunk methods, whose rows nothing caches, take none of these locks: each is one
+ * transaction, and the database orders them.
  *
  * <p>Every failure of the database is an {@link EtlException} of kind {@code STATE_STORE_ERROR}
  * whose detail starts with the SQLSTATE.
@@ -700,6 +706,7 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deleteTableMetadata, table);
             execute(c, sql.deleteTableSchemas, table);
             execute(c, sql.deleteTableSyncProgress, table);
+            execute(c, sql.deleteTableChunks, table);
           });
       metadata.put(table, Optional.empty());
       schemas.put(table, Collections.emptyNavigableMap());
@@ -727,6 +734,7 @@ public final class PostgresStore implements PipelineStore {
                   }
                 }
                 execute(c, sql.deleteApplyProgress, null);
+                execute(c, sql.deletePipelineChunks, null);
                 return out;
               });
       for (TableId t : reset) {
@@ -750,6 +758,7 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deleteTableSyncProgress, table);
             execute(c, sql.deleteTableRequests, table);
             execute(c, sql.deleteTableCopy, table);
+            execute(c, sql.deleteTableChunks, table);
           });
       states.remove(table);
       schemas.put(table, Collections.emptyNavigableMap());
@@ -772,6 +781,7 @@ public final class PostgresStore implements PipelineStore {
             execute(c, sql.deletePipelineCopies, null);
             execute(c, sql.deletePipelineMetadata, null);
             execute(c, sql.deletePipelineProgress, null);
+            execute(c, sql.deletePipelineChunks, null);
           });
       states.clear();
       schemas.clear();
@@ -887,6 +897,227 @@ public final class PostgresStore implements PipelineStore {
           }
           return out;
         });
+  }
+
+  // ---------------------------------------------------------------- chunks
+
+  @Override
+  public List<ChunkRecord> chunks(TableId table) {
+    return jdbc.autocommit(
+        "reading the chunks of table " + table,
+        c -> {
+          List<ChunkRecord> out = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement(sql.selectChunks)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                String watermark = rs.getString(7);
+                OffsetDateTime doneAt = rs.getObject(10, OffsetDateTime.class);
+                out.add(
+                    new ChunkRecord(
+                        UUID.fromString(rs.getString(1)),
+                        rs.getInt(2),
+                        chunkKind(rs.getString(3)),
+                        bound(rs.getArray(4)),
+                        bound(rs.getArray(5)),
+                        rs.getInt(6),
+                        watermark == null ? null : Lsn.parse(watermark),
+                        rs.getLong(8),
+                        rs.getLong(9),
+                        doneAt == null ? null : doneAt.toInstant()));
+              }
+            }
+          }
+          return List.copyOf(out);
+        });
+  }
+
+  @Override
+  public void planChunks(TableId table, UUID attemptId, List<ChunkRecord> planned) {
+    Objects.requireNonNull(attemptId, "attemptId");
+    for (int i = 0; i < planned.size(); i++) {
+      ChunkRecord ch = planned.get(i);
+      if (ch.index() != i || !ch.attemptId().equals(attemptId)) {
+        throw new IllegalArgumentException(
+            "chunk " + i + " must have index " + i + " and attempt " + attemptId + ": " + ch);
+      }
+    }
+    jdbc.transactionStep(
+        "planning " + planned.size() + " chunks of table " + table,
+        c -> {
+          execute(c, sql.deleteTableChunks, table);
+          if (planned.isEmpty()) {
+            return;
+          }
+          try (PreparedStatement ps = c.prepareStatement(sql.insertChunk)) {
+            for (ChunkRecord ch : planned) {
+              ps.setString(1, pipelineId);
+              ps.setLong(2, table.oid());
+              ps.setString(3, attemptId.toString());
+              ps.setInt(4, ch.index());
+              ps.setString(5, chunkKind(ch.kind()));
+              setBound(c, ps, 6, ch.from());
+              setBound(c, ps, 7, ch.to());
+              ps.addBatch();
+            }
+            ps.executeBatch();
+          }
+        });
+  }
+
+  @Override
+  public ChunkRecord addKeyChunk(TableId table, UUID attemptId, List<String> key) {
+    Objects.requireNonNull(attemptId, "attemptId");
+    // validates the key before anything is written
+    ChunkRecord probe = ChunkRecord.planned(attemptId, 0, ChunkKind.KEY, key, key);
+    int index =
+        jdbc.transaction(
+            "adding a key chunk to table " + table,
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(sql.lockFirstChunk)) {
+                ps.setString(1, pipelineId);
+                ps.setLong(2, table.oid());
+                ps.setString(3, attemptId.toString());
+                try (ResultSet rs = ps.executeQuery()) {
+                  if (!rs.next()) {
+                    throw noChunks(table, attemptId);
+                  }
+                }
+              }
+              try (PreparedStatement ps = c.prepareStatement(sql.insertKeyChunk)) {
+                ps.setString(1, pipelineId);
+                ps.setLong(2, table.oid());
+                ps.setString(3, attemptId.toString());
+                setBound(c, ps, 4, probe.from());
+                setBound(c, ps, 5, probe.to());
+                ps.setString(6, pipelineId);
+                ps.setLong(7, table.oid());
+                ps.setString(8, attemptId.toString());
+                try (ResultSet rs = ps.executeQuery()) {
+                  if (!rs.next()) {
+                    throw noChunks(table, attemptId);
+                  }
+                  return rs.getInt(1);
+                }
+              }
+            });
+    return ChunkRecord.planned(attemptId, index, ChunkKind.KEY, probe.from(), probe.to());
+  }
+
+  @Override
+  public int startChunkRead(TableId table, UUID attemptId, int index) {
+    Objects.requireNonNull(attemptId, "attemptId");
+    Optional<Integer> reads =
+        jdbc.autocommit(
+            "starting a read of chunk " + index + " of table " + table,
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(sql.startChunkRead)) {
+                ps.setString(1, pipelineId);
+                ps.setLong(2, table.oid());
+                ps.setString(3, attemptId.toString());
+                ps.setInt(4, index);
+                try (ResultSet rs = ps.executeQuery()) {
+                  return rs.next() ? Optional.of(rs.getInt(1)) : Optional.empty();
+                }
+              }
+            });
+    return reads.orElseThrow(() -> noChunk(table, attemptId, index));
+  }
+
+  @Override
+  public void completeChunk(
+      TableId table, UUID attemptId, int index, Lsn watermark, long rows, long bytes) {
+    Objects.requireNonNull(attemptId, "attemptId");
+    Objects.requireNonNull(watermark, "watermark");
+    if (rows < 0 || bytes < 0) {
+      throw new IllegalArgumentException(
+          "rows and bytes must be >= 0, were " + rows + " and " + bytes);
+    }
+    int updated =
+        jdbc.autocommit(
+            "completing chunk " + index + " of table " + table,
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(sql.completeChunk)) {
+                ps.setString(1, pipelineId);
+                ps.setLong(2, table.oid());
+                ps.setString(3, attemptId.toString());
+                ps.setInt(4, index);
+                ps.setString(5, watermark.toString());
+                ps.setLong(6, rows);
+                ps.setLong(7, bytes);
+                return ps.executeUpdate();
+              }
+            });
+    if (updated == 0) {
+      throw noChunk(table, attemptId, index);
+    }
+  }
+
+  @Override
+  public int reopenChunksAfter(TableId table, UUID attemptId, Lsn lsn) {
+    Objects.requireNonNull(attemptId, "attemptId");
+    Objects.requireNonNull(lsn, "lsn");
+    return jdbc.autocommit(
+        "reopening the chunks of table " + table + " done after " + lsn,
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.reopenChunks)) {
+            ps.setString(1, pipelineId);
+            ps.setLong(2, table.oid());
+            ps.setString(3, attemptId.toString());
+            ps.setString(4, lsn.toString());
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  public void deleteChunks(TableId table) {
+    jdbc.autocommitStep(
+        "deleting the chunks of table " + table, c -> execute(c, sql.deleteTableChunks, table));
+  }
+
+  private static String chunkKind(ChunkKind kind) {
+    return kind == ChunkKind.KEY ? "key" : "range";
+  }
+
+  private static ChunkKind chunkKind(String stored) {
+    return "key".equals(stored) ? ChunkKind.KEY : ChunkKind.RANGE;
+  }
+
+  private static void setBound(
+      Connection c, PreparedStatement ps, int index, @Nullable List<String> bound)
+      throws SQLException {
+    if (bound == null) {
+      ps.setNull(index, Types.ARRAY);
+    } else {
+      ps.setArray(index, c.createArrayOf("text", bound.toArray(new String[0])));
+    }
+  }
+
+  private static @Nullable List<String> bound(@Nullable Array array) throws SQLException {
+    if (array == null) {
+      return null;
+    }
+    try {
+      return List.of((String[]) array.getArray());
+    } finally {
+      array.free();
+    }
+  }
+
+  private EtlException noChunks(TableId table, UUID attemptId) {
+    return new EtlException(
+        ErrorKind.STATE_STORE_ERROR,
+        "table " + table + " has no chunks of copy attempt " + attemptId,
+        "its chunked copy was replaced or finished; pipeline " + pipelineId);
+  }
+
+  private EtlException noChunk(TableId table, UUID attemptId, int index) {
+    return new EtlException(
+        ErrorKind.STATE_STORE_ERROR,
+        "table " + table + " has no chunk " + index + " of copy attempt " + attemptId,
+        "its chunked copy was replaced or finished; pipeline " + pipelineId);
   }
 
   // ---------------------------------------------------------------- destination lifecycle

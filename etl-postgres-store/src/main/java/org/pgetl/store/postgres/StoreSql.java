@@ -7,7 +7,8 @@ import org.pgetl.model.TableName;
  * statement is the pipeline id: no statement reads or writes another pipeline's rows.
  *
  * <p>Table ids are bound as {@code bigint} and cast to {@code oid}; LSNs are bound as text and cast
- * to {@code pg_lsn}, and read back as text.
+ * to {@code pg_lsn}, and read back as text; chunk bounds are bound and read as JDBC arrays of
+ * {@code text}.
  */
 final class StoreSql {
   // --- replication_state
@@ -59,6 +60,17 @@ final class StoreSql {
   final String deleteTableCopy;
   final String deletePipelineCopies;
 
+  // --- table_chunks
+  final String selectChunks;
+  final String insertChunk;
+  final String lockFirstChunk;
+  final String insertKeyChunk;
+  final String startChunkRead;
+  final String completeChunk;
+  final String reopenChunks;
+  final String deleteTableChunks;
+  final String deletePipelineChunks;
+
   StoreSql(String schema) {
     String s = TableName.quoteIdentifier(schema) + ".";
     String state = s + "replication_state";
@@ -69,6 +81,7 @@ final class StoreSql {
     String lifecycle = s + "destination_lifecycle";
     String requests = s + "table_requests";
     String copies = s + "table_copies";
+    String chunks = s + "table_chunks";
 
     selectCurrentStates =
         "SELECT table_id::bigint, "
@@ -255,5 +268,59 @@ final class StoreSql {
             + " WHERE pipeline_id = ?";
     deleteTableCopy = "DELETE FROM " + copies + " WHERE pipeline_id = ? AND table_id = ?::oid";
     deletePipelineCopies = "DELETE FROM " + copies + " WHERE pipeline_id = ?";
+
+    // Bounds are text[] bound with Connection.createArrayOf, which quotes each element: commas,
+    // quotes, backslashes, braces and the word NULL come back as they went in.
+    selectChunks =
+        "SELECT attempt_id::text, chunk_index, kind, lower_bound, upper_bound, reads,"
+            + " watermark_lsn::text, rows_copied, bytes_copied, done_at FROM "
+            + chunks
+            + " WHERE pipeline_id = ? AND table_id = ?::oid ORDER BY chunk_index";
+    insertChunk =
+        "INSERT INTO "
+            + chunks
+            + " (pipeline_id, table_id, attempt_id, chunk_index, kind, lower_bound, upper_bound)"
+            + " VALUES (?, ?::oid, ?::uuid, ?, ?, ?::text[], ?::text[])";
+    // Serialises the key chunks added to one attempt: a second caller waits here, then its insert
+    // (a statement with a new snapshot) sees the first one's index. No row: no chunks of the
+    // attempt.
+    lockFirstChunk =
+        "SELECT chunk_index FROM "
+            + chunks
+            + " WHERE pipeline_id = ? AND table_id = ?::oid AND attempt_id = ?::uuid"
+            + " ORDER BY chunk_index LIMIT 1 FOR UPDATE";
+    // No row when the attempt has no chunks (then the lock above found none either).
+    insertKeyChunk =
+        "INSERT INTO "
+            + chunks
+            + " (pipeline_id, table_id, attempt_id, chunk_index, kind, lower_bound, upper_bound)"
+            + " SELECT ?, ?::oid, ?::uuid, max(chunk_index) + 1, 'key', ?::text[], ?::text[] FROM "
+            + chunks
+            + " WHERE pipeline_id = ? AND table_id = ?::oid AND attempt_id = ?::uuid"
+            + " HAVING count(*) > 0 RETURNING chunk_index";
+    startChunkRead =
+        "UPDATE "
+            + chunks
+            + " SET reads = reads + 1 WHERE pipeline_id = ? AND table_id = ?::oid"
+            + " AND attempt_id = ?::uuid AND chunk_index = ? RETURNING reads";
+    // The values come first in a derived table, so that the pipeline id stays the first parameter.
+    completeChunk =
+        "UPDATE "
+            + chunks
+            + " c SET watermark_lsn = v.watermark_lsn, rows_copied = v.rows_copied,"
+            + " bytes_copied = v.bytes_copied, done_at = now()"
+            + " FROM (SELECT ?::text AS pipeline_id, ?::oid AS table_id, ?::uuid AS attempt_id,"
+            + " ?::integer AS chunk_index, ?::pg_lsn AS watermark_lsn, ?::bigint AS rows_copied,"
+            + " ?::bigint AS bytes_copied) v"
+            + " WHERE c.pipeline_id = v.pipeline_id AND c.table_id = v.table_id"
+            + " AND c.attempt_id = v.attempt_id AND c.chunk_index = v.chunk_index";
+    reopenChunks =
+        "UPDATE "
+            + chunks
+            + " SET watermark_lsn = NULL, rows_copied = 0, bytes_copied = 0, done_at = NULL"
+            + " WHERE pipeline_id = ? AND table_id = ?::oid AND attempt_id = ?::uuid"
+            + " AND watermark_lsn > ?::pg_lsn";
+    deleteTableChunks = "DELETE FROM " + chunks + " WHERE pipeline_id = ? AND table_id = ?::oid";
+    deletePipelineChunks = "DELETE FROM " + chunks + " WHERE pipeline_id = ?";
   }
 }

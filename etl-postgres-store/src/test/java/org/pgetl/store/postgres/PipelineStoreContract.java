@@ -30,6 +30,8 @@ import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
 import org.pgetl.store.PipelineStore;
+import org.pgetl.store.PipelineStore.ChunkKind;
+import org.pgetl.store.PipelineStore.ChunkRecord;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
@@ -636,6 +638,387 @@ abstract class PipelineStoreContract {
     }
     assertThat(store.progress(ProgressKey.apply())).isEmpty();
     assertThat(store.readLifecycle("lake")).map(LifecycleRecord::rawState).contains("draining");
+  }
+
+  // ------------------------------------------------------------------ chunks
+
+  private static final java.util.UUID ATTEMPT =
+      java.util.UUID.fromString("0b6a4f3e-2c1d-4e5f-8a9b-0c1d2e3f4a5b");
+  private static final java.util.UUID OTHER_ATTEMPT =
+      java.util.UUID.fromString("7f3e2d1c-0b9a-4876-9543-210fedcba987");
+
+  /** Three ranges over an integer key: (open, 100), [100, 200), [200, open). */
+  private static List<ChunkRecord> threeRanges(java.util.UUID attempt) {
+    return List.of(
+        ChunkRecord.planned(attempt, 0, ChunkKind.RANGE, null, List.of("100")),
+        ChunkRecord.planned(attempt, 1, ChunkKind.RANGE, List.of("100"), List.of("200")),
+        ChunkRecord.planned(attempt, 2, ChunkKind.RANGE, List.of("200"), null));
+  }
+
+  private static void assertStateStoreError(
+      org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            EtlException.class, e -> assertThat(e.kind()).isEqualTo(ErrorKind.STATE_STORE_ERROR));
+  }
+
+  @Test
+  void plannedChunksAreReadInIndexOrderNotDoneAndNeverRead() {
+    PipelineStore store = newStore();
+    assertThat(store.chunks(T1)).isEmpty();
+
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+
+    assertThat(store.chunks(T1)).isEqualTo(threeRanges(ATTEMPT));
+    assertThat(store.chunks(T1))
+        .allSatisfy(
+            c -> {
+              assertThat(c.done()).isFalse();
+              assertThat(c.reads()).isZero();
+              assertThat(c.watermark()).isNull();
+              assertThat(c.doneAt()).isNull();
+              assertThat(c.rows()).isZero();
+              assertThat(c.bytes()).isZero();
+            });
+    assertThat(store.chunks(T1).get(0).from()).isNull();
+    assertThat(store.chunks(T1).get(2).to()).isNull();
+    assertThat(store.chunks(T2)).isEmpty();
+  }
+
+  @Test
+  void planningForgetsWhatThePlannedRecordsSayOfReadsAndDoneness() {
+    PipelineStore store = newStore();
+    ChunkRecord doneOne =
+        new ChunkRecord(
+            ATTEMPT, 0, ChunkKind.RANGE, null, null, 3, lsn("0/10"), 5, 50, Instant.now());
+
+    store.planChunks(T1, ATTEMPT, List.of(doneOne));
+
+    assertThat(store.chunks(T1))
+        .containsExactly(ChunkRecord.planned(ATTEMPT, 0, ChunkKind.RANGE, null, null));
+  }
+
+  @Test
+  void aPlanWithWrongIndexesOrAttemptIsRefused() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    List<ChunkRecord> gap =
+        List.of(
+            ChunkRecord.planned(ATTEMPT, 0, ChunkKind.RANGE, null, List.of("1")),
+            ChunkRecord.planned(ATTEMPT, 2, ChunkKind.RANGE, List.of("1"), null));
+
+    assertThatThrownBy(() -> store.planChunks(T1, ATTEMPT, gap))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> store.planChunks(T1, OTHER_ATTEMPT, threeRanges(ATTEMPT)))
+        .isInstanceOf(IllegalArgumentException.class);
+    // nothing was replaced
+    assertThat(store.chunks(T1)).isEqualTo(threeRanges(ATTEMPT));
+  }
+
+  @Test
+  void eachReadOfAChunkIsCounted() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+
+    assertThat(store.startChunkRead(T1, ATTEMPT, 1)).isEqualTo(1);
+    assertThat(store.startChunkRead(T1, ATTEMPT, 1)).isEqualTo(2);
+    assertThat(store.startChunkRead(T1, ATTEMPT, 2)).isEqualTo(1);
+
+    assertThat(store.chunks(T1)).extracting(ChunkRecord::reads).containsExactly(0, 2, 1);
+    assertThat(store.chunks(T1)).noneMatch(ChunkRecord::done);
+  }
+
+  @Test
+  void aCompletedChunkIsDoneWithItsWatermarkRowsAndBytes() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.startChunkRead(T1, ATTEMPT, 1);
+    Instant before = Instant.now().minusSeconds(60);
+
+    store.completeChunk(T1, ATTEMPT, 1, lsn("16/B374D848"), 1_000, 65_536);
+
+    List<ChunkRecord> chunks = store.chunks(T1);
+    ChunkRecord done = chunks.get(1);
+    assertThat(done.done()).isTrue();
+    assertThat(done.watermark()).isEqualTo(lsn("16/B374D848"));
+    assertThat(done.rows()).isEqualTo(1_000);
+    assertThat(done.bytes()).isEqualTo(65_536);
+    assertThat(done.doneAt()).isNotNull().isAfter(before).isBefore(Instant.now().plusSeconds(60));
+    // the rest of the chunk is as it was
+    assertThat(done.reads()).isEqualTo(1);
+    assertThat(done.kind()).isEqualTo(ChunkKind.RANGE);
+    assertThat(done.from()).containsExactly("100");
+    assertThat(done.to()).containsExactly("200");
+    assertThat(chunks.get(0).done()).isFalse();
+    assertThat(chunks.get(2).done()).isFalse();
+  }
+
+  @Test
+  void aKeyChunkGetsTheNextIndex() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+
+    ChunkRecord first = store.addKeyChunk(T1, ATTEMPT, List.of("150"));
+    ChunkRecord second = store.addKeyChunk(T1, ATTEMPT, List.of("250"));
+
+    assertThat(first)
+        .isEqualTo(ChunkRecord.planned(ATTEMPT, 3, ChunkKind.KEY, List.of("150"), List.of("150")));
+    assertThat(second.index()).isEqualTo(4);
+    assertThat(second.kind()).isEqualTo(ChunkKind.KEY);
+    assertThat(second.from()).isEqualTo(second.to()).containsExactly("250");
+    assertThat(store.chunks(T1)).hasSize(5).endsWith(first, second);
+    assertThat(store.startChunkRead(T1, ATTEMPT, 4)).isEqualTo(1);
+  }
+
+  @Test
+  void concurrentKeyChunksGetDistinctIndexes() throws Exception {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    int threads = 4;
+    int perThread = 10;
+    AtomicInteger threadNo = new AtomicInteger();
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            threads, r -> new Thread(r, "pgetl-test-chunks-" + threadNo.incrementAndGet()));
+    List<ChunkRecord> added = new ArrayList<>();
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<List<ChunkRecord>>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        results.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  List<ChunkRecord> mine = new ArrayList<>();
+                  for (int i = 0; i < perThread; i++) {
+                    mine.add(store.addKeyChunk(T1, ATTEMPT, List.of(thread + ":" + i)));
+                    // reads of the first chunk contend with the adds for its row
+                    store.startChunkRead(T1, ATTEMPT, 0);
+                  }
+                  return mine;
+                }));
+      }
+      start.countDown();
+      for (Future<List<ChunkRecord>> f : results) {
+        added.addAll(f.get(60, TimeUnit.SECONDS));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    int n = threads * perThread;
+    assertThat(added)
+        .extracting(ChunkRecord::index)
+        .containsExactlyInAnyOrderElementsOf(
+            java.util.stream.IntStream.range(3, 3 + n).boxed().toList());
+    List<ChunkRecord> chunks = store.chunks(T1);
+    assertThat(chunks).hasSize(3 + n);
+    for (ChunkRecord c : added) {
+      assertThat(chunks.get(c.index())).isEqualTo(c);
+    }
+    assertThat(chunks.get(0).reads()).isEqualTo(n);
+  }
+
+  @Test
+  void aKeyChunkNeedsChunksOfItsAttempt() {
+    PipelineStore store = newStore();
+    assertStateStoreError(() -> store.addKeyChunk(T1, ATTEMPT, List.of("1")));
+
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    assertStateStoreError(() -> store.addKeyChunk(T1, OTHER_ATTEMPT, List.of("1")));
+    assertStateStoreError(() -> store.addKeyChunk(T2, ATTEMPT, List.of("1")));
+
+    assertThat(store.chunks(T1)).isEqualTo(threeRanges(ATTEMPT));
+    assertThat(store.chunks(T2)).isEmpty();
+  }
+
+  @Test
+  void aMissingChunkOrAnotherAttemptIsAnError() {
+    PipelineStore store = newStore();
+    assertStateStoreError(() -> store.startChunkRead(T1, ATTEMPT, 0));
+    assertStateStoreError(() -> store.completeChunk(T1, ATTEMPT, 0, lsn("0/10"), 1, 1));
+
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    assertStateStoreError(() -> store.startChunkRead(T1, ATTEMPT, 3));
+    assertStateStoreError(() -> store.startChunkRead(T1, ATTEMPT, -1));
+    assertStateStoreError(() -> store.startChunkRead(T1, OTHER_ATTEMPT, 0));
+    assertStateStoreError(() -> store.startChunkRead(T2, ATTEMPT, 0));
+    assertStateStoreError(() -> store.completeChunk(T1, ATTEMPT, 3, lsn("0/10"), 1, 1));
+    assertStateStoreError(() -> store.completeChunk(T1, OTHER_ATTEMPT, 0, lsn("0/10"), 1, 1));
+
+    assertThat(store.chunks(T1)).isEqualTo(threeRanges(ATTEMPT));
+  }
+
+  @Test
+  void reopenMarksNotDoneOnlyTheChunksDoneAfterTheLsn() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.addKeyChunk(T1, ATTEMPT, List.of("150"));
+    for (int i = 0; i < 4; i++) {
+      store.startChunkRead(T1, ATTEMPT, i);
+    }
+    store.completeChunk(T1, ATTEMPT, 0, lsn("0/100"), 10, 100);
+    store.completeChunk(T1, ATTEMPT, 1, lsn("0/200"), 20, 200);
+    store.completeChunk(T1, ATTEMPT, 3, lsn("1/0"), 1, 10);
+    // chunk 2 is not done
+
+    assertThat(store.reopenChunksAfter(T1, OTHER_ATTEMPT, lsn("0/0"))).isZero();
+    assertThat(store.reopenChunksAfter(T1, ATTEMPT, lsn("1/0"))).isZero(); // not after itself
+    assertThat(store.reopenChunksAfter(T1, ATTEMPT, lsn("0/150"))).isEqualTo(2);
+
+    List<ChunkRecord> chunks = store.chunks(T1);
+    assertThat(chunks).extracting(ChunkRecord::done).containsExactly(true, false, false, false);
+    assertThat(chunks.get(0).watermark()).isEqualTo(lsn("0/100"));
+    assertThat(chunks.get(0).rows()).isEqualTo(10);
+    for (int i : new int[] {1, 3}) {
+      ChunkRecord c = chunks.get(i);
+      assertThat(c.watermark()).isNull();
+      assertThat(c.doneAt()).isNull();
+      assertThat(c.rows()).isZero();
+      assertThat(c.bytes()).isZero();
+      assertThat(c.reads()).as("reads stay counted").isEqualTo(1);
+    }
+    assertThat(chunks.get(3).kind()).isEqualTo(ChunkKind.KEY);
+    assertThat(store.reopenChunksAfter(T1, ATTEMPT, lsn("0/0"))).isEqualTo(1);
+    assertThat(store.reopenChunksAfter(T2, ATTEMPT, lsn("0/0"))).isZero();
+  }
+
+  @Test
+  void planningAgainReplacesTheChunks() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.addKeyChunk(T1, ATTEMPT, List.of("150"));
+    store.startChunkRead(T1, ATTEMPT, 0);
+    store.completeChunk(T1, ATTEMPT, 0, lsn("0/100"), 10, 100);
+    List<ChunkRecord> two =
+        List.of(
+            ChunkRecord.planned(OTHER_ATTEMPT, 0, ChunkKind.RANGE, null, List.of("5")),
+            ChunkRecord.planned(OTHER_ATTEMPT, 1, ChunkKind.RANGE, List.of("5"), null));
+
+    store.planChunks(T1, OTHER_ATTEMPT, two);
+
+    assertThat(store.chunks(T1)).isEqualTo(two);
+    assertStateStoreError(() -> store.startChunkRead(T1, ATTEMPT, 0));
+    assertThat(store.addKeyChunk(T1, OTHER_ATTEMPT, List.of("7")).index()).isEqualTo(2);
+
+    store.planChunks(T1, OTHER_ATTEMPT, List.of());
+    assertThat(store.chunks(T1)).isEmpty();
+  }
+
+  @Test
+  void theChunksOfTwoTablesAreIndependent() {
+    PipelineStore store = newStore();
+    List<ChunkRecord> t2Chunks =
+        List.of(ChunkRecord.planned(OTHER_ATTEMPT, 0, ChunkKind.RANGE, null, null));
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.planChunks(T2, OTHER_ATTEMPT, t2Chunks);
+
+    store.startChunkRead(T2, OTHER_ATTEMPT, 0);
+    store.completeChunk(T2, OTHER_ATTEMPT, 0, lsn("0/10"), 1, 1);
+    store.addKeyChunk(T1, ATTEMPT, List.of("150"));
+    store.planChunks(T_MAX_OID, ATTEMPT, threeRanges(ATTEMPT));
+
+    assertThat(store.chunks(T1)).hasSize(4).noneMatch(ChunkRecord::done);
+    assertThat(store.chunks(T2)).hasSize(1).allMatch(ChunkRecord::done);
+    assertThat(store.chunks(T_MAX_OID)).isEqualTo(threeRanges(ATTEMPT));
+
+    store.deleteChunks(T1);
+    assertThat(store.chunks(T1)).isEmpty();
+    assertThat(store.chunks(T2)).hasSize(1);
+    assertThat(store.chunks(T_MAX_OID)).hasSize(3);
+    store.deleteChunks(T1); // nothing left: no error
+  }
+
+  @Test
+  void theChunksOfAPipelineAreItsOwn() {
+    PipelineStore store = newStore();
+    PipelineStore other = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+
+    assertThat(other.chunks(T1)).isEmpty();
+    assertStateStoreError(() -> other.startChunkRead(T1, ATTEMPT, 0));
+    other.planChunks(T1, OTHER_ATTEMPT, threeRanges(OTHER_ATTEMPT));
+    other.deletePipelineState();
+
+    assertThat(store.chunks(T1)).isEqualTo(threeRanges(ATTEMPT));
+  }
+
+  @Test
+  void boundsRoundTripExactly() {
+    PipelineStore store = newStore();
+    List<String> awkward =
+        List.of(
+            "a,b",
+            "say \"hi\"",
+            "back\\slash\\",
+            "",
+            "NULL",
+            "null",
+            "{1,2}",
+            " padded ",
+            "tab\tnew\nline",
+            "zürich, 東京 🐘",
+            "'single'");
+    List<String> composite = List.of("2026-01-02 03:04:05+00", "", "x");
+    List<ChunkRecord> planned =
+        List.of(
+            ChunkRecord.planned(ATTEMPT, 0, ChunkKind.RANGE, null, awkward),
+            ChunkRecord.planned(ATTEMPT, 1, ChunkKind.RANGE, awkward, composite),
+            ChunkRecord.planned(ATTEMPT, 2, ChunkKind.RANGE, composite, List.of("")),
+            ChunkRecord.planned(ATTEMPT, 3, ChunkKind.RANGE, List.of(""), null),
+            ChunkRecord.planned(ATTEMPT, 4, ChunkKind.KEY, awkward, awkward));
+
+    store.planChunks(T1, ATTEMPT, planned);
+    ChunkRecord key = store.addKeyChunk(T1, ATTEMPT, composite);
+
+    List<ChunkRecord> read = store.chunks(T1);
+    assertThat(read.subList(0, 5)).isEqualTo(planned);
+    assertThat(read.get(5)).isEqualTo(key);
+    assertThat(read.get(5).from()).isEqualTo(composite);
+    assertThat(read.get(4).from()).containsExactlyElementsOf(awkward);
+    assertThat(read.get(3).from()).containsExactly("");
+  }
+
+  @Test
+  void prepareForCopyDeletesTheTablesChunks() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.planChunks(T2, ATTEMPT, threeRanges(ATTEMPT));
+
+    store.prepareTableForCopy(T1);
+
+    assertThat(store.chunks(T1)).isEmpty();
+    assertThat(store.chunks(T2)).hasSize(3);
+  }
+
+  @Test
+  void deleteTableDeletesTheTablesChunks() {
+    PipelineStore store = newStore();
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.planChunks(T2, ATTEMPT, threeRanges(ATTEMPT));
+
+    store.deleteTable(T1);
+
+    assertThat(store.chunks(T1)).isEmpty();
+    assertThat(store.chunks(T2)).hasSize(3);
+  }
+
+  @Test
+  void resetForResyncAndDeletePipelineStateDeleteEveryTablesChunks() {
+    PipelineStore store = newStore();
+    fillTwoTables(store);
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.planChunks(T2, OTHER_ATTEMPT, threeRanges(OTHER_ATTEMPT));
+
+    store.resetAllTablesForResync();
+
+    assertThat(store.chunks(T1)).isEmpty();
+    assertThat(store.chunks(T2)).isEmpty();
+
+    store.planChunks(T1, ATTEMPT, threeRanges(ATTEMPT));
+    store.deletePipelineState();
+    assertThat(store.chunks(T1)).isEmpty();
   }
 
   // ------------------------------------------------------------------ destination lifecycle

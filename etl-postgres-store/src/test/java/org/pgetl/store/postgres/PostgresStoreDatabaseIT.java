@@ -101,6 +101,20 @@ class PostgresStoreDatabaseIT {
   }
 
   @Test
+  void theChecksRejectAnUnknownChunkKindAndAHalfDoneChunk() {
+    String insert =
+        "INSERT INTO etl.table_chunks (pipeline_id, table_id, attempt_id, chunk_index, kind,"
+            + " watermark_lsn, done_at)"
+            + " VALUES ('x', 1, '00000000-0000-0000-0000-000000000001', 0, ";
+    SQLException kind = sqlFailure(insert + "'ctid', NULL, NULL)");
+    assertThat(kind.getSQLState()).isEqualTo("23514");
+    assertThat(kind.getMessage()).contains("table_chunks_kind_check");
+    SQLException halfDone = sqlFailure(insert + "'range', '0/10', NULL)");
+    assertThat(halfDone.getSQLState()).isEqualTo("23514");
+    assertThat(halfDone.getMessage()).contains("table_chunks_done_check");
+  }
+
+  @Test
   void updatesLinkEachRowToTheOneItReplaced() {
     try (PostgresStore store = db.storeBuilder(newPipeline()).build()) {
       Instant retryAt = Instant.parse("2030-01-02T03:04:05.000000006Z");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -15,6 +16,8 @@ import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
+import org.pgetl.store.PipelineStore.ChunkKind;
+import org.pgetl.store.PipelineStore.ChunkRecord;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
@@ -24,6 +27,14 @@ import org.pgetl.store.TableState;
 class PostgresStoreIsolationIT {
   private static final TableId T = new TableId(16_384);
   private static final TableId U = new TableId(16_390);
+  // the same attempt in both pipelines: only the pipeline id keeps their chunks apart
+  private static final UUID ATTEMPT = UUID.fromString("5d2c1b0a-9f8e-4d7c-b6a5-443322110099");
+
+  private static List<ChunkRecord> chunks(String tag) {
+    return List.of(
+        ChunkRecord.planned(ATTEMPT, 0, ChunkKind.RANGE, null, List.of(tag)),
+        ChunkRecord.planned(ATTEMPT, 1, ChunkKind.RANGE, List.of(tag), null));
+  }
 
   private static ReplicatedTableSchema schema(TableId id, String table, String lsn) {
     return ReplicatedTableSchema.allColumns(
@@ -42,6 +53,9 @@ class PostgresStoreIsolationIT {
       s.advanceProgress(ProgressKey.tableSync(t), Lsn.parse(lsn));
       s.storeTableSchema(schema(t, tag + "_table", "0/0"));
       s.put(t, new TableMetadata("lake." + tag, Lsn.ZERO, true));
+      s.planChunks(t, ATTEMPT, chunks(tag));
+      s.startChunkRead(t, ATTEMPT, 0);
+      s.completeChunk(t, ATTEMPT, 0, Lsn.parse(lsn), 1, 1);
     }
     s.advanceProgress(ProgressKey.apply(), Lsn.parse(lsn));
     s.writeLifecycle("lake", LifecycleState.PAUSED, tag, "ops");
@@ -57,6 +71,11 @@ class PostgresStoreIsolationIT {
         assertThat(b.tableStateHistory(t)).containsExactly(TableState.DATA_SYNC, TableState.INIT);
         assertThat(b.progress(ProgressKey.tableSync(t))).contains(Lsn.parse("1/0"));
         assertThat(b.tableSchemas(t)).containsExactly(schema(t, "b_table", "0/0"));
+        List<ChunkRecord> chunks = b.chunks(t);
+        assertThat(chunks).extracting(ChunkRecord::to).containsExactly(List.of("b"), null);
+        assertThat(chunks).extracting(ChunkRecord::reads).containsExactly(1, 0);
+        assertThat(chunks.get(0).watermark()).isEqualTo(Lsn.parse("1/0"));
+        assertThat(chunks.get(1).done()).isFalse();
         assertThat(b.get(t)).contains(new TableMetadata("lake.b", Lsn.ZERO, true));
       }
       assertThat(b.readLifecycle("lake")).map(LifecycleRecord::reason).contains("b");
@@ -87,6 +106,13 @@ class PostgresStoreIsolationIT {
         a.storeTableSchema(schema(T, "a_table", "0/0"));
         a.pruneTableSchemas(T, Lsn.MAX);
         a.writeLifecycle("lake", LifecycleState.ACTIVE, "a2", "ops");
+        a.planChunks(T, ATTEMPT, chunks("a2"));
+        a.addKeyChunk(T, ATTEMPT, List.of("a"));
+        a.startChunkRead(T, ATTEMPT, 1);
+        a.completeChunk(T, ATTEMPT, 1, Lsn.parse("6/0"), 2, 2);
+        a.reopenChunksAfter(T, ATTEMPT, Lsn.ZERO);
+        a.reopenChunksAfter(U, ATTEMPT, Lsn.ZERO);
+        a.deleteChunks(U);
         a.prepareTableForCopy(T);
         a.resetAllTablesForResync();
         a.deleteTable(U);
@@ -102,7 +128,8 @@ class PostgresStoreIsolationIT {
                   "SELECT DISTINCT pipeline_id FROM etl.replication_state"
                       + " UNION SELECT DISTINCT pipeline_id FROM etl.replication_progress"
                       + " UNION SELECT DISTINCT pipeline_id FROM etl.table_schemas"
-                      + " UNION SELECT DISTINCT pipeline_id FROM etl.destination_tables_metadata"))
+                      + " UNION SELECT DISTINCT pipeline_id FROM etl.destination_tables_metadata"
+                      + " UNION SELECT DISTINCT pipeline_id FROM etl.table_chunks"))
           .containsExactly("pipeline-b");
       assertThat(db.queryColumn("SELECT pipeline_id FROM etl.destination_lifecycle ORDER BY 1"))
           .containsExactly("pipeline-a", "pipeline-b");

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,6 +27,8 @@ import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
+import org.pgetl.store.PipelineStore.ChunkKind;
+import org.pgetl.store.PipelineStore.ChunkRecord;
 import org.pgetl.store.TableState;
 
 /** The store's schema: created on an empty database, never migrated twice, safe to race on. */
@@ -39,12 +42,13 @@ class PostgresStoreMigrationIT {
           "pipeline_leases",
           "replication_progress",
           "replication_state",
+          "table_chunks",
           "table_columns",
           "table_copies",
           "table_requests",
           "table_schemas");
 
-  private static final String[] ALL_VERSIONS = {"1:true", "2:true", "3:true", "4:true"};
+  private static final String[] ALL_VERSIONS = {"1:true", "2:true", "3:true", "4:true", "5:true"};
 
   private static List<String> tablesIn(TestPostgres.Database db, String schema) {
     return db.queryColumn(
@@ -109,10 +113,10 @@ class PostgresStoreMigrationIT {
       try (PostgresStore store = db.storeBuilder("p1").build()) {
         store.updateTableState(new TableId(7), TableState.DATA_SYNC);
       }
-      // as if this store had been created by a release before the lease table (V4)
+      // as if this store had been created by a release before the chunk table (V5)
       db.execute(
-          "DROP TABLE etl.pipeline_leases",
-          "DELETE FROM etl.pgetl_schema_history WHERE version = '4'");
+          "DROP TABLE etl.table_chunks",
+          "DELETE FROM etl.pgetl_schema_history WHERE version = '5'");
 
       try (PostgresStore store = db.storeBuilder("p1").build()) {
         assertThat(store.tableState(new TableId(7))).contains(TableState.DATA_SYNC);
@@ -127,7 +131,7 @@ class PostgresStoreMigrationIT {
   void aStoreWithAFailedMigrationInItsHistoryIsNotOpenedAsUpToDate() {
     try (TestPostgres.Database db = TestPostgres.newDatabase("failed")) {
       db.storeBuilder("p1").build().close();
-      db.execute("UPDATE etl.pgetl_schema_history SET success = false WHERE version = '4'");
+      db.execute("UPDATE etl.pgetl_schema_history SET success = false WHERE version = '5'");
 
       assertThatThrownBy(() -> db.storeBuilder("p1").build().close())
           .isInstanceOfSatisfying(
@@ -250,6 +254,50 @@ class PostgresStoreMigrationIT {
         assertThat(read.identityColumnIndexes()).containsExactly(1);
         assertThat(read.columns()).extracting(ColumnSchema::name).containsExactly("note", "id");
         assertThat(read).isEqualTo(ReplicatedTableSchema.allColumns(read.tableSchema()));
+      }
+    }
+  }
+
+  @Test
+  void aVersion4StoreKeepsItsRowsAndGetsTheChunkTable() {
+    try (TestPostgres.Database db = TestPostgres.newDatabase("v4chunks")) {
+      // A store of version 4 (before chunks), with a state and a copy written as it wrote them.
+      Flyway.configure(Migrations.class.getClassLoader())
+          .dataSource(db.jdbcUrl(), db.adminUser(), db.adminPassword())
+          .locations(Migrations.LOCATION)
+          .schemas("etl")
+          .defaultSchema("etl")
+          .createSchemas(true)
+          .table(Migrations.HISTORY_TABLE)
+          .placeholders(Map.of(Migrations.SCHEMA_PLACEHOLDER, "etl"))
+          .target("4")
+          .load()
+          .migrate();
+      assertThat(appliedVersions(db, "etl"))
+          .containsExactly("1:true", "2:true", "3:true", "4:true");
+      assertThat(tablesIn(db, "etl")).doesNotContain("table_chunks");
+      UUID attempt = UUID.fromString("3f1e0d2c-4b5a-4697-8877-665544332211");
+      db.execute(
+          "INSERT INTO etl.replication_state (pipeline_id, table_id, state)"
+              + " VALUES ('p1', 7, 'data_sync')",
+          "INSERT INTO etl.table_copies (pipeline_id, table_id, attempt_id, rows_copied, batches,"
+              + " finished_at) VALUES ('p1', 8, '"
+              + attempt
+              + "', 10, 1, now())");
+
+      try (PostgresStore store = db.storeBuilder("p1").build()) {
+        assertThat(appliedVersions(db, "etl")).containsExactly(ALL_VERSIONS);
+        assertThat(tablesIn(db, "etl")).containsExactlyElementsOf(STORE_TABLES);
+        assertThat(store.tableState(new TableId(7))).contains(TableState.DATA_SYNC);
+        assertThat(store.copies()).containsOnlyKeys(new TableId(8));
+
+        store.planChunks(
+            new TableId(7),
+            attempt,
+            List.of(ChunkRecord.planned(attempt, 0, ChunkKind.RANGE, null, null)));
+        assertThat(store.startChunkRead(new TableId(7), attempt, 0)).isEqualTo(1);
+        store.completeChunk(new TableId(7), attempt, 0, Lsn.parse("0/10"), 1, 2);
+        assertThat(store.chunks(new TableId(7))).singleElement().matches(ChunkRecord::done);
       }
     }
   }

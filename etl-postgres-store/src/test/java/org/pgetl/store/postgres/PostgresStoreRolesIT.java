@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,6 +19,8 @@ import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableSchema;
+import org.pgetl.store.PipelineStore.ChunkKind;
+import org.pgetl.store.PipelineStore.ChunkRecord;
 import org.pgetl.store.PipelineStore.LifecycleRecord;
 import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
@@ -52,6 +55,15 @@ class PostgresStoreRolesIT {
     store.put(T, new TableMetadata("lake.orders", Lsn.ZERO, true));
     store.writeLifecycle("lake", LifecycleState.PAUSED, "maintenance", "ops");
     assertThat(store.readLifecycle("lake")).map(LifecycleRecord::rawState).contains("paused");
+    UUID attempt = UUID.randomUUID();
+    store.planChunks(
+        T, attempt, List.of(ChunkRecord.planned(attempt, 0, ChunkKind.RANGE, null, null)));
+    assertThat(store.addKeyChunk(T, attempt, List.of("7")).index()).isEqualTo(1);
+    assertThat(store.startChunkRead(T, attempt, 0)).isEqualTo(1);
+    store.completeChunk(T, attempt, 0, Lsn.parse("0/9"), 1, 1);
+    assertThat(store.reopenChunksAfter(T, attempt, Lsn.ZERO)).isEqualTo(1);
+    assertThat(store.chunks(T)).hasSize(2);
+    store.deleteChunks(T);
     store.prepareTableForCopy(T);
     store.resetAllTablesForResync();
     store.deleteTable(T);

@@ -15,6 +15,11 @@ public enum DestinationOperation {
    * {@code writeTableRows(table, finish, result)} with the {@code TableCopyWrite.Finish} barrier.
    */
   FINISH,
+  /**
+   * {@code writeTableRows(table, chunkEnd, result)} with a {@code TableCopyWrite.ChunkEnd} barrier
+   * (a table copied in chunks).
+   */
+  CHUNK_END,
   /** {@code writeEvents(events, durability, result)}. */
   WRITE_EVENTS,
   /** {@code shutdown()}. */

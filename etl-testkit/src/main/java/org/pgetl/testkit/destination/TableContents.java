@@ -62,6 +62,12 @@ final class TableContents {
   int drops;
   int finishes;
 
+  /** Whether the current copy attempt is open: dropped, its Finish not received yet. */
+  boolean attemptOpen;
+
+  /** Whether the current copy attempt is a chunked one (a ChunkEnd arrived). */
+  boolean chunked;
+
   private final Map<List<@Nullable Object>, Entry> rows = new LinkedHashMap<>();
 
   TableContents(TableId id) {

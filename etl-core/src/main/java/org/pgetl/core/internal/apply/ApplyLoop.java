@@ -55,6 +55,7 @@ public final class ApplyLoop {
   private static final long READ_WAIT_IDLE_NANOS = 20_000_000L;
   private static final long READ_WAIT_BUSY_NANOS = 1_000_000L;
   private static final long PARK_NANOS = 5_000_000L;
+  private static final long HOLD_PARK_NANOS = 1_000_000L;
 
   /** How the loop ended. */
   public enum Exit {
@@ -168,8 +169,19 @@ public final class ApplyLoop {
           continue;
         }
       }
-      output.maybeDispatch(caughtUp, stopMode);
+      // a held change waits for a chunk whose rows wait for what is batched to be durable
+      boolean holding = intake.holding();
+      output.maybeDispatch(caughtUp || holding, stopMode);
       output.maybeBarrier();
+      if (holding && output.canRead(stopMode)) {
+        intake.retryHeld();
+        if (intake.holding()) {
+          source.sendStatusIfDue();
+          LockSupport.parkNanos(HOLD_PARK_NANOS);
+        }
+        caughtUp = false;
+        continue;
+      }
       if (output.canRead(stopMode)) {
         if (intake.replaying()) {
           intake.replay(env.config().batchMaxBytes());

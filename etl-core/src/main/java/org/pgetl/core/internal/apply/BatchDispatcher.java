@@ -371,8 +371,13 @@ final class BatchDispatcher {
    * @param stopMode the stop mode of this iteration
    */
   void maybeDispatch(boolean caughtUp, StopSignal.Mode stopMode) {
+    boolean wanted = role.urgentDurability();
     if (batch.isEmpty()) {
-      if (completing && !intake.inTransaction() && batch.hasCommitEnd() && !window.isFull()) {
+      // (a chunk read waiting for this stream's durable point needs the commit ends of
+      // transactions without events durable too)
+      if (((completing && !intake.inTransaction()) || wanted)
+          && batch.hasCommitEnd()
+          && !window.isFull()) {
         // the catch-up target was reached by a transaction without events of this table: the
         // final write is an empty durability barrier that carries its commit LSN
         dispatch(WriteDurability.REQUIRE_DURABLE);
@@ -386,6 +391,7 @@ final class BatchDispatcher {
         batch.bytes() >= env.config().batchMaxBytes()
             || ticker.nanoTime() - batch.startedNanos() >= env.config().batchMaxFill().toNanos()
             || caughtUp
+            || wanted
             || stopMode == StopSignal.Mode.DRAIN
             || completing;
     if (due) {
@@ -401,7 +407,9 @@ final class BatchDispatcher {
    * stream was quiet for {@code batchMaxFill}, or the role wants one.
    */
   void maybeBarrier() {
-    if (intake.inTransaction()
+    // a chunk read waits for this stream's writes to be durable: also inside a transaction
+    boolean urgent = role.urgentDurability();
+    if ((intake.inTransaction() && !urgent)
         || !batch.isEmpty()
         || window.inFlight() > 0
         || !window.hasAcceptedNotDurable()
@@ -409,7 +417,7 @@ final class BatchDispatcher {
       return;
     }
     boolean quiet = ticker.nanoTime() - lastDispatchNanos >= env.config().batchMaxFill().toNanos();
-    if (quiet || role.wantsDurabilityBarrier(source.lastReceivedLsn())) {
+    if (quiet || urgent || role.wantsDurabilityBarrier(source.lastReceivedLsn())) {
       dispatch(WriteDurability.REQUIRE_DURABLE);
     }
   }

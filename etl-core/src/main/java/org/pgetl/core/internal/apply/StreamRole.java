@@ -1,7 +1,11 @@
 package org.pgetl.core.internal.apply;
 
+import org.jspecify.annotations.Nullable;
+import org.pgetl.core.internal.chunk.ChunkKey;
+import org.pgetl.core.internal.chunk.ChunkTracker;
 import org.pgetl.destination.StreamId;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore.ProgressKey;
@@ -104,6 +108,72 @@ public interface StreamRole {
    * @return whether a barrier is wanted
    */
   default boolean wantsDurabilityBarrier(Lsn lastReceived) {
+    return false;
+  }
+
+  /**
+   * Decides whether a change of a table this stream owns is applied now, skipped or held (a table
+   * copied in chunks, see {@link org.pgetl.core.internal.chunk.ChunkTracker}). A held change is
+   * asked about again until it is not held; the stream reads nothing further meanwhile.
+   *
+   * @param schema the table's schema
+   * @param commitLsn the transaction's commit LSN
+   * @param xid the transaction's id
+   * @param key the row's key after the change (before it, for a DELETE), or null
+   * @param oldKey the key before an UPDATE that changed it, or null
+   * @param partial whether an UPDATE left values out
+   * @return what to do
+   */
+  default ChunkTracker.Admission admit(
+      ReplicatedTableSchema schema,
+      Lsn commitLsn,
+      long xid,
+      @Nullable Long key,
+      @Nullable Long oldKey,
+      boolean partial) {
+    return ChunkTracker.Admission.APPLY;
+  }
+
+  /**
+   * Returns the key column of a table copied in chunks, or null for any other table (its changes
+   * are applied without asking {@link #admit}).
+   *
+   * @param schema the table's schema
+   * @return the key, or null
+   */
+  default @Nullable ChunkKey chunkKey(ReplicatedTableSchema schema) {
+    return null;
+  }
+
+  /**
+   * Decides whether a TRUNCATE of a table this stream owns is applied now or held.
+   *
+   * @param table the table
+   * @param commitLsn the transaction's commit LSN
+   * @param xid the transaction's id
+   * @return {@code APPLY} or {@code HOLD}
+   */
+  default ChunkTracker.Admission admitTruncate(TableId table, Lsn commitLsn, long xid) {
+    return ChunkTracker.Admission.APPLY;
+  }
+
+  /**
+   * Called for a watermark message of a chunk read ({@link ChunkTracker#WATERMARK_PREFIX}); such
+   * messages are never delivered.
+   *
+   * @param content the message's content
+   * @param lsn the message's LSN
+   */
+  default void watermark(String content, Lsn lsn) {}
+
+  /**
+   * Returns true while something outside the stream waits for every write it made so far to be
+   * durable (a chunk read, see {@link ChunkTracker}): the stream dispatches its batch at once, and
+   * an empty {@code REQUIRE_DURABLE} barrier when accepted work waits, inside a transaction too.
+   *
+   * @return whether durability is urgent
+   */
+  default boolean urgentDurability() {
     return false;
   }
 

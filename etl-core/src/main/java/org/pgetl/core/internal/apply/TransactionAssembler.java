@@ -1,11 +1,14 @@
 package org.pgetl.core.internal.apply;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.core.internal.chunk.ChunkKey;
+import org.pgetl.core.internal.chunk.ChunkTracker;
 import org.pgetl.core.internal.decode.PgOutputDecoder;
 import org.pgetl.core.internal.decode.PgOutputMessage;
 import org.pgetl.core.internal.decode.PgTime;
@@ -59,6 +62,8 @@ final class TransactionAssembler {
   // the streamed transaction being delivered from the spool
   private StreamSpool.@Nullable Replay replay;
   private PgOutputMessage.@Nullable StreamCommit replayCommit;
+  // a change of a table copied in chunks that waits for a chunk being written
+  private PgOutputMessage.@Nullable StreamableMessage held;
 
   TransactionAssembler(
       LoopEnv env,
@@ -96,7 +101,7 @@ final class TransactionAssembler {
 
   /** True when a discard would drop something: an open transaction, spooled or replayed changes. */
   boolean holdsWork() {
-    return inTx || !spoolEmpty();
+    return inTx || held != null || !spoolEmpty();
   }
 
   /**
@@ -104,6 +109,7 @@ final class TransactionAssembler {
    * write). The open transaction stays open: the stream reads no further.
    */
   void discard() {
+    held = null;
     replay = null;
     replayCommit = null;
     try {
@@ -226,6 +232,9 @@ final class TransactionAssembler {
       }
       byte[] bytes = c.message();
       handleChange(decoder.decodeSpooled(bytes, 0, bytes.length, c.walStart()));
+      if (held != null) {
+        break;
+      }
     }
   }
 
@@ -262,6 +271,7 @@ final class TransactionAssembler {
 
   /** Deletes the spool files of this stream; they would be streamed again anyway. */
   void close() {
+    held = null;
     replay = null;
     replayCommit = null;
     try {
@@ -324,28 +334,51 @@ final class TransactionAssembler {
       case INSERT -> {
         PgOutputMessage.Insert ins = (PgOutputMessage.Insert) m;
         RelationCache.Entry e = relations.get(ins.relationId(), m.kind());
-        long ordinal = ++txOrdinal;
         if (owned(e)) {
           TableRow row = RowConverter.full(e, ins.newTuple(), "Insert");
-          emit(e, ins.walStart(), ordinal);
-          batch.append(new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row));
+          ChunkKey key = role.chunkKey(e.schema);
+          ChunkTracker.Admission a =
+              key == null ? ChunkTracker.Admission.APPLY : admit(e, key.of(row), null, false);
+          if (a == ChunkTracker.Admission.HOLD) {
+            held = m;
+            return;
+          }
+          long ordinal = ++txOrdinal;
+          if (a == ChunkTracker.Admission.APPLY) {
+            emit(e, ins.walStart(), ordinal);
+            batch.append(new Event.Insert(ins.walStart(), txCommitLsn, ordinal, e.schema, row));
+          }
+        } else {
+          ++txOrdinal;
         }
       }
       case UPDATE -> {
         PgOutputMessage.Update up = (PgOutputMessage.Update) m;
         RelationCache.Entry e = relations.get(up.relationId(), m.kind());
-        long ordinal = ++txOrdinal;
         if (owned(e)) {
           UpdatedRow row = RowConverter.updated(e, up.newTuple(), up.oldTuple());
           OldRow old = RowConverter.old(e, up.oldTupleKind(), up.oldTuple(), "Update");
-          emit(e, up.walStart(), ordinal);
-          batch.append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old));
+          ChunkKey key = role.chunkKey(e.schema);
+          ChunkTracker.Admission a =
+              key == null
+                  ? ChunkTracker.Admission.APPLY
+                  : admit(e, key.of(row), key.of(old), row instanceof UpdatedRow.Partial);
+          if (a == ChunkTracker.Admission.HOLD) {
+            held = m;
+            return;
+          }
+          long ordinal = ++txOrdinal;
+          if (a == ChunkTracker.Admission.APPLY) {
+            emit(e, up.walStart(), ordinal);
+            batch.append(new Event.Update(up.walStart(), txCommitLsn, ordinal, e.schema, row, old));
+          }
+        } else {
+          ++txOrdinal;
         }
       }
       case DELETE -> {
         PgOutputMessage.Delete del = (PgOutputMessage.Delete) m;
         RelationCache.Entry e = relations.get(del.relationId(), m.kind());
-        long ordinal = ++txOrdinal;
         if (owned(e)) {
           OldRow old = RowConverter.old(e, del.oldTupleKind(), del.oldTuple(), "Delete");
           if (old == null) {
@@ -354,22 +387,39 @@ final class TransactionAssembler {
                 "DELETE on " + e.schema.name() + " carries no old row",
                 "give the table a primary key or REPLICA IDENTITY FULL");
           }
-          emit(e, del.walStart(), ordinal);
-          batch.append(new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old));
+          ChunkKey key = role.chunkKey(e.schema);
+          ChunkTracker.Admission a =
+              key == null ? ChunkTracker.Admission.APPLY : admit(e, key.of(old), null, false);
+          if (a == ChunkTracker.Admission.HOLD) {
+            held = m;
+            return;
+          }
+          long ordinal = ++txOrdinal;
+          if (a == ChunkTracker.Admission.APPLY) {
+            emit(e, del.walStart(), ordinal);
+            batch.append(new Event.Delete(del.walStart(), txCommitLsn, ordinal, e.schema, old));
+          }
+        } else {
+          ++txOrdinal;
         }
       }
       case TRUNCATE -> {
         PgOutputMessage.Truncate t = (PgOutputMessage.Truncate) m;
-        long ordinal = ++txOrdinal;
         List<ReplicatedTableSchema> tables = new ArrayList<>();
         List<RelationCache.Entry> entries = new ArrayList<>();
         for (long relId : t.relationIds()) {
           RelationCache.Entry e = relations.get(relId, m.kind());
           if (owned(e)) {
+            if (role.chunkKey(e.schema) != null
+                && role.admitTruncate(e.table, txCommitLsn, txXid) == ChunkTracker.Admission.HOLD) {
+              held = m;
+              return;
+            }
             tables.add(e.schema);
             entries.add(e);
           }
         }
+        long ordinal = ++txOrdinal;
         if (!tables.isEmpty()) {
           ensureBegin();
           for (RelationCache.Entry e : entries) {
@@ -380,6 +430,16 @@ final class TransactionAssembler {
       }
       case MESSAGE -> {
         PgOutputMessage.LogicalMessage lm = (PgOutputMessage.LogicalMessage) m;
+        if (ChunkTracker.isProtocolMessage(lm.prefix())) {
+          // a chunk read's watermark (or its flush): for the chunk protocol only, never delivered
+          if (!lm.transactional() && ChunkTracker.WATERMARK_PREFIX.equals(lm.prefix())) {
+            role.watermark(
+                new String(lm.content().toByteArray(), StandardCharsets.UTF_8), lm.messageLsn());
+          } else if (inTx) {
+            ++txOrdinal;
+          }
+          return;
+        }
         if (lm.transactional() && inTx) {
           long ordinal = ++txOrdinal;
           if (role.deliversMessages()) {
@@ -407,6 +467,25 @@ final class TransactionAssembler {
     role.relationSeen(e.table, e.schema.name(), control);
     if (owned(e)) {
       env.store().storeTableSchema(e.schema);
+    }
+  }
+
+  private ChunkTracker.Admission admit(
+      RelationCache.Entry e, @Nullable Long key, @Nullable Long oldKey, boolean partial) {
+    return role.admit(e.schema, txCommitLsn, txXid, key, oldKey, partial);
+  }
+
+  /** True while a change waits to be admitted ({@link #retryHeld()}); nothing is read meanwhile. */
+  boolean holding() {
+    return held != null;
+  }
+
+  /** Asks again about the held change; it stays held or goes into the batch. */
+  void retryHeld() {
+    PgOutputMessage.StreamableMessage m = held;
+    if (m != null) {
+      held = null;
+      handleChange(m);
     }
   }
 

@@ -12,9 +12,12 @@ import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.apply.StreamRole;
+import org.pgetl.core.internal.chunk.ChunkKey;
+import org.pgetl.core.internal.chunk.ChunkTracker;
 import org.pgetl.destination.StreamId;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore.ProgressKey;
@@ -70,7 +73,41 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public boolean owns(TableId table, Lsn commitLsn) {
-    return ctx.tables.applyWorkerOwns(table, commitLsn);
+    return ctx.tables.applyWorkerOwns(table, commitLsn) || ctx.chunks.isActive(table);
+  }
+
+  @Override
+  public @Nullable ChunkKey chunkKey(ReplicatedTableSchema schema) {
+    if (!ctx.chunks.isActive(schema.id())) {
+      return null;
+    }
+    return ChunkKey.of(schema).orElse(null);
+  }
+
+  @Override
+  public ChunkTracker.Admission admit(
+      ReplicatedTableSchema schema,
+      Lsn commitLsn,
+      long xid,
+      @Nullable Long key,
+      @Nullable Long oldKey,
+      boolean partial) {
+    return ctx.chunks.admit(schema.id(), commitLsn, xid, key, oldKey, partial);
+  }
+
+  @Override
+  public ChunkTracker.Admission admitTruncate(TableId table, Lsn commitLsn, long xid) {
+    return ctx.chunks.admitTruncate(table, commitLsn, xid);
+  }
+
+  @Override
+  public void watermark(String content, Lsn lsn) {
+    ctx.chunks.watermark(content, lsn);
+  }
+
+  @Override
+  public boolean urgentDurability() {
+    return ctx.chunks.anyActive() && ctx.chunks.awaitsDurability();
   }
 
   @Override
@@ -81,6 +118,7 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void afterCommit(Lsn commitEndLsn, Instant commitTime, Control control) {
     ctx.board.received(commitEndLsn, commitTime.toEpochMilli());
+    ctx.chunks.committed(commitEndLsn);
     if (ctx.tables.anySyncing()) {
       handOff(commitEndLsn, control);
     }
@@ -88,6 +126,7 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void afterDurable(Lsn durableLsn, Control control) {
+    ctx.chunks.durable(durableLsn);
     ctx.board.applyLsn(durableLsn);
     ctx.board.progressed();
     ctx.board.caughtUpTo(durableLsn);
@@ -98,6 +137,7 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void whenIdle(Lsn lastReceived, Control control) {
+    ctx.chunks.durable(lastReceived);
     ctx.board.caughtUpTo(lastReceived);
     ctx.board.progressed();
     if (ctx.tables.anySyncing()) {
@@ -297,6 +337,7 @@ final class ApplyStreamRole implements StreamRole {
         } catch (java.sql.SQLException e) {
           throw org.pgetl.core.internal.pg.PgErrors.map(e, "could not drop the slot of " + table);
         }
+        ctx.chunks.deactivate(table);
         ctx.tables.remove(table);
         fenced.remove(table);
         LOG.info(
@@ -316,6 +357,9 @@ final class ApplyStreamRole implements StreamRole {
           return false;
         }
         ctx.tables.reset(table);
+        // a table copied in chunks starts over: its changes are no longer this stream's
+        ctx.chunks.deactivate(table);
+        ctx.store.deleteChunks(table);
         fenced.put(table, control.writeFence());
         LOG.info(
             "pipeline {}: table {} is copied again from scratch (requested{})",

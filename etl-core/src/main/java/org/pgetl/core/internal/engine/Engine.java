@@ -968,11 +968,43 @@ public final class Engine {
             spool,
             ticker,
             TableSyncWorker::runFor);
+    resumeChunkedCopies(ctx);
     Thread apply = new Thread(new ApplyWorker(ctx), "pgetl-apply-" + config.pipelineId());
     apply.setDaemon(true);
     generation = new Generation(ctx, apply);
     setPhase(Phase.RUNNING);
     apply.start();
+  }
+
+  /**
+   * Hands the tables whose chunked copy was under way to the apply stream before it starts: it
+   * applies their changes from its first message on, as it did before the restart. A chunked copy
+   * that cannot go on (the destination or the source no longer allows it) is dropped; its table is
+   * copied from scratch.
+   */
+  private void resumeChunkedCopies(EngineContext ctx) {
+    for (Map.Entry<TableId, TableState> e : ctx.tables.snapshot().entrySet()) {
+      TableId table = e.getKey();
+      TableState.Type type = e.getValue().type();
+      if (type != TableState.Type.DATA_SYNC && type != TableState.Type.ERRORED) {
+        continue;
+      }
+      List<PipelineStore.ChunkRecord> chunks = store.chunks(table);
+      if (chunks.isEmpty()) {
+        continue;
+      }
+      Optional<org.pgetl.core.internal.chunk.ChunkKey> key =
+          store.tableSchema(table, Lsn.MAX).flatMap(org.pgetl.core.internal.chunk.ChunkKey::of);
+      if (key.isPresent() && destination.supportsChunkedCopy() && ctx.streams.messages()) {
+        ctx.chunks.activate(table, chunks.get(0).attemptId(), key.get(), chunks);
+      } else {
+        LOG.info(
+            "pipeline {}: the chunked copy of table {} cannot resume; it is copied from scratch",
+            config.pipelineId(),
+            table);
+        store.deleteChunks(table);
+      }
+    }
   }
 
   /** Stops the current generation; returns true when nothing was left unanswered or failed. */
@@ -1202,7 +1234,10 @@ public final class Engine {
       out.put(
           e.getKey(),
           new org.pgetl.PipelineStatus.TableStatus(
-              e.getValue().getKey(), e.getValue().getValue(), board.rowsCopied(e.getKey())));
+              e.getValue().getKey(),
+              e.getValue().getValue(),
+              board.rowsCopied(e.getKey()),
+              board.chunkProgress(e.getKey())));
     }
     List<String> recent = new ArrayList<>();
     for (EtlException e : errors.recent()) {

@@ -35,6 +35,7 @@ public final class EngineContext {
   public final ErrorLog errors;
   public final StatusBoard board;
   public final Ticker ticker;
+  public final org.pgetl.core.internal.chunk.ChunkTracker chunks;
   private volatile @Nullable String resyncReason;
 
   /**
@@ -84,6 +85,7 @@ public final class EngineContext {
     this.errors = errors;
     this.board = board;
     this.ticker = ticker;
+    this.chunks = new org.pgetl.core.internal.chunk.ChunkTracker(store);
     this.env =
         new LoopEnv(config, store, destination, metrics, stop, shutdown, errors, spool, ticker);
     this.pool =

@@ -98,6 +98,99 @@ public final class StatusBoard {
         .addAndGet(rows);
   }
 
+  /** The progress of a table copied in chunks, in this run of its copy. */
+  private static final class Chunked {
+    final long startNanos;
+    final int kept;
+    final long keptBytes;
+    volatile int done;
+    volatile int total;
+    volatile long rows;
+    volatile long bytes;
+
+    Chunked(long startNanos, int kept, long keptBytes) {
+      this.startNanos = startNanos;
+      this.kept = kept;
+      this.keptBytes = keptBytes;
+    }
+  }
+
+  private final Map<TableId, Chunked> chunked = new ConcurrentHashMap<>();
+
+  /**
+   * A run of a table's chunked copy begins.
+   *
+   * @param table the table
+   * @param done the chunks done already (kept)
+   * @param total the chunks in all
+   * @param rows the rows of the chunks done
+   * @param bytes the bytes of the chunks done
+   */
+  public void chunkedCopyStarted(TableId table, int done, int total, long rows, long bytes) {
+    Chunked c = new Chunked(ticker.nanoTime(), done, bytes);
+    c.done = done;
+    c.total = total;
+    c.rows = rows;
+    c.bytes = bytes;
+    chunked.put(table, c);
+  }
+
+  /**
+   * A chunk of a table copied in chunks is done.
+   *
+   * @param table the table
+   * @param done the chunks done now
+   * @param total the chunks in all now
+   * @param rows the chunk's rows
+   * @param bytes the chunk's bytes
+   */
+  public void chunkDone(TableId table, int done, int total, long rows, long bytes) {
+    Chunked c = chunked.get(table);
+    if (c != null) {
+      synchronized (c) {
+        c.done = done;
+        c.total = total;
+        c.rows += rows;
+        c.bytes += bytes;
+      }
+    }
+  }
+
+  /**
+   * A table's chunked copy ended (finished, stopped or replaced).
+   *
+   * @param table the table
+   */
+  public void chunkedCopyEnded(TableId table) {
+    chunked.remove(table);
+  }
+
+  /**
+   * Returns the progress of a table copied in chunks, or null.
+   *
+   * @param table the table
+   * @return the progress
+   */
+  public org.pgetl.PipelineStatus.@Nullable ChunkProgress chunkProgress(TableId table) {
+    Chunked c = chunked.get(table);
+    if (c == null) {
+      return null;
+    }
+    synchronized (c) {
+      double seconds = (ticker.nanoTime() - c.startNanos) / 1e9;
+      long bytesThisRun = c.bytes - c.keptBytes;
+      int doneThisRun = c.done - c.kept;
+      double rate = seconds > 0 && bytesThisRun > 0 ? bytesThisRun / seconds : 0;
+      java.time.Duration eta =
+          doneThisRun > 0
+              ? java.time.Duration.ofMillis(
+                  (long) (seconds * 1000 * (c.total - c.done) / doneThisRun))
+              : null;
+      return new org.pgetl.PipelineStatus.ChunkProgress(
+          c.done, c.total, c.kept, c.rows, c.bytes, rate, eta);
+    }
+  }
+
   /**
    * Returns the rows copied of a table's current (or last) copy attempt.
    *

@@ -272,6 +272,21 @@ public final class TableStateMachine {
   }
 
   /**
+   * A table copied in chunks has every chunk durable and its {@code Finish} answered: the apply
+   * worker, which applied its changes all along, owns it as {@code Ready}.
+   *
+   * @param table the table
+   */
+  public void chunkedCopyDone(TableId table) {
+    persist(
+        table,
+        "chunkedCopyDone",
+        "DataSync",
+        s -> s.type() == TableState.Type.DATA_SYNC,
+        TableState.READY);
+  }
+
+  /**
    * The apply worker's durable progress passed the table's {@code SyncDone} point.
    *
    * @param table the table

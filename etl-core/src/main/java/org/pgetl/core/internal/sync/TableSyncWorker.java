@@ -11,6 +11,7 @@ import java.util.UUID;
 import java.util.function.Consumer;
 import org.pgetl.PipelineConfig;
 import org.pgetl.core.internal.apply.ApplyLoop;
+import org.pgetl.core.internal.chunk.ChunkKey;
 import org.pgetl.core.internal.codec.ValueCodec;
 import org.pgetl.core.internal.copy.CopyPlanner;
 import org.pgetl.core.internal.copy.TableCopier;
@@ -44,6 +45,7 @@ import org.pgetl.model.Lsn;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
+import org.pgetl.store.PipelineStore.ChunkRecord;
 import org.pgetl.store.PipelineStore.CopyRecord;
 import org.pgetl.store.PipelineStore.ProgressKey;
 import org.pgetl.store.TableState;
@@ -212,6 +214,10 @@ public final class TableSyncWorker {
           stored.isPresent()
               ? stored.get()
               : catalog.replicatedTableSchema(table, published.columnNames());
+      // a large table is copied in chunks while its changes stream
+      if (syncInChunks(c, catalog, published, previous, attempt)) {
+        return;
+      }
       // 1. the destination forgets what earlier attempts wrote, and learns the new attempt's id
       if (!awaitDestination(
           "dropTableForCopy of " + previous.name(),
@@ -329,11 +335,222 @@ public final class TableSyncWorker {
   }
 
   /**
+   * Copies the table in chunks, or resumes its chunked copy, when it is one to copy so (see {@link
+   * PipelineConfig#chunkedCopyMinBytes()}); false when it is copied under one snapshot instead.
+   */
+  private boolean syncInChunks(
+      Connection c,
+      PgCatalog catalog,
+      PublishedTable published,
+      ReplicatedTableSchema previous,
+      UUID attempt)
+      throws java.sql.SQLException {
+    List<ChunkRecord> stored = ctx.store.chunks(table);
+    ReplicatedTableSchema current = catalog.replicatedTableSchema(table, published.columnNames());
+    Optional<ChunkKey> key = ChunkKey.of(current);
+    boolean possible =
+        ctx.destination.supportsChunkedCopy()
+            && ctx.streams.messages()
+            && key.isPresent()
+            // not a partitioned table (a plain table is its own only leaf)
+            && catalog.partitionLeaves(table).stream().allMatch(table::equals)
+            && ctx.config.tableCopy().shouldCopy(current.name());
+    if (stored.isEmpty()) {
+      if (!possible || ctx.config.chunkedCopyMinBytes() == Long.MAX_VALUE) {
+        return false;
+      }
+      TableSize size = catalog.tableSize(table);
+      if (size.totalBytes() < ctx.config.chunkedCopyMinBytes()) {
+        return false;
+      }
+    } else if (!possible) {
+      LOG.info(
+          "pipeline {}: the chunked copy of {} cannot resume ({}); it is copied from scratch",
+          pipelineId,
+          current.name(),
+          key.isEmpty() ? ChunkKey.whyNot(current) : "the destination or the source changed");
+      ctx.chunks.deactivate(table);
+      ctx.store.deleteChunks(table);
+      return false;
+    }
+    ReplicatedTableSchema dropped = previous;
+    for (int restarts = 0; ; restarts++) {
+      UUID att;
+      if (stored.isEmpty()) {
+        att = restarts == 0 ? attempt : UUID.randomUUID();
+        // 1. the destination forgets what earlier attempts wrote
+        ReplicatedTableSchema d = dropped;
+        if (!awaitDestination(
+            "dropTableForCopy of " + d.name(),
+            r -> ctx.destination.dropTableForCopy(d, att, r),
+            WriteDurability.MAY_DEFER)) {
+          return true;
+        }
+        new SlotAdmin(c, ctx.ticker).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+        ctx.store.prepareTableForCopy(table);
+        TableState before = ctx.tables.get(table);
+        if (before != null && before.type() != TableState.Type.DATA_SYNC) {
+          ctx.tables.startCopy(table);
+        }
+        ctx.store.storeTableSchema(
+            current.withTableSchema(current.tableSchema().withSnapshotLsn(Lsn.ZERO)));
+        // 2. the chunks, planned from a sample of the key
+        TableSize size = catalog.tableSize(table);
+        List<ChunkRecord> plan =
+            ChunkedCopier.plan(
+                c,
+                current.name(),
+                key.get(),
+                size.totalBytes(),
+                size.estimatedRows(),
+                ctx.config.copyChunkBytes(),
+                att);
+        ctx.store.planChunks(table, att, plan);
+        stored = ctx.store.chunks(table);
+      } else {
+        att = stored.get(0).attemptId();
+        TableState s = ctx.tables.get(table);
+        if (s != null && s.type() != TableState.Type.DATA_SYNC) {
+          ctx.tables.startCopy(table);
+        }
+      }
+      if (!ctx.chunks.isActive(table)) {
+        // 3. from here on the apply stream applies the table's changes
+        ctx.chunks.activate(table, att, key.get(), stored);
+      }
+      ctx.board.name(table, current.name());
+      long kept = stored.stream().filter(ChunkRecord::done).count();
+      long keptRows = stored.stream().mapToLong(ChunkRecord::rows).sum();
+      ctx.board.rowsCopied(table, keptRows);
+      if (kept > 0) {
+        LOG.info(
+            "pipeline {}: the chunked copy of {} resumes: {} of {} chunks ({} rows) are kept",
+            pipelineId,
+            current.name(),
+            kept,
+            stored.size(),
+            keptRows);
+      }
+      TableCopier.Source source = copySource(catalog, current, published);
+      ctx.board.chunkedCopyStarted(
+          table,
+          (int) kept,
+          stored.size(),
+          keptRows,
+          stored.stream().mapToLong(ChunkRecord::bytes).sum());
+      ChunkedCopier.Result result;
+      try {
+        // 4. the chunks not done
+        result =
+            new ChunkedCopier(
+                    ctx,
+                    table,
+                    source,
+                    key.get(),
+                    att,
+                    stop,
+                    published.columnNames(),
+                    catalog.serverVersion().major())
+                .run();
+      } catch (ChunkedCopier.SchemaChanged e) {
+        if (restarts >= 3) {
+          throw new EtlException(
+              ErrorKind.SOURCE_SCHEMA_ERROR, e.getMessage() + ", again and again", null, e);
+        }
+        LOG.warn("pipeline {}: {}; its chunked copy starts over", pipelineId, e.getMessage());
+        ctx.board.chunkedCopyEnded(table);
+        ctx.chunks.deactivate(table);
+        ctx.store.deleteChunks(table);
+        dropped = ctx.store.tableSchema(table, Lsn.MAX).orElse(current);
+        current = catalog.replicatedTableSchema(table, published.columnNames());
+        stored = List.of();
+        continue;
+      }
+      if (result.stopped() || stop.isRequested() || !ctx.chunks.allDone(table)) {
+        return true;
+      }
+      // 5. the barrier, then Ready once the apply stream's stored progress passed every
+      // watermark (a replay from before one would apply changes the chunk's rows already hold)
+      List<ChunkRecord> done = ctx.store.chunks(table);
+      long rows = done.stream().mapToLong(ChunkRecord::rows).sum();
+      ReplicatedTableSchema schema = current;
+      TableCopyWrite.Finish finish = new TableCopyWrite.Finish(att, done.size(), rows);
+      if (!awaitDestination(
+          "Finish barrier of " + schema.name(),
+          r -> ctx.destination.writeTableRows(schema, finish, r),
+          WriteDurability.REQUIRE_DURABLE)) {
+        return true;
+      }
+      Lsn last = Lsn.ZERO;
+      for (ChunkRecord r : done) {
+        if (r.watermark() != null) {
+          last = Lsn.max(last, r.watermark());
+        }
+      }
+      if (!awaitApplyProgress(c, last)) {
+        return true;
+      }
+      ctx.tables.chunkedCopyDone(table);
+      ctx.chunks.deactivate(table);
+      ctx.board.chunkedCopyEnded(table);
+      ctx.store.deleteChunks(table);
+      try {
+        ctx.store.recordCopy(table, new CopyRecord(att, rows, done.size(), ctx.ticker.now()));
+      } catch (EtlException e) {
+        LOG.warn(
+            "pipeline {}: could not record the copy of {}: {}", pipelineId, table, e.getMessage());
+      }
+      LOG.info(
+          "pipeline {}: copied {} rows of {} in {} chunks; it streams",
+          pipelineId,
+          rows,
+          schema.name(),
+          done.size());
+      completed = true;
+      return true;
+    }
+  }
+
+  /**
+   * Waits until a restart of the apply stream would begin after {@code lsn}: its stored progress or
+   * its slot's confirmed position (an idle stream confirms what it received) reached it; false on a
+   * stop.
+   */
+  private boolean awaitApplyProgress(Connection c, Lsn lsn) throws java.sql.SQLException {
+    while (!stop.isRequested()) {
+      Optional<Lsn> p = ctx.store.progress(ProgressKey.apply());
+      if (p.isPresent() && p.get().compareTo(lsn) >= 0) {
+        return true;
+      }
+      try (java.sql.PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?")) {
+        ps.setString(1, ctx.config.applySlotName());
+        try (java.sql.ResultSet rs = ps.executeQuery()) {
+          if (rs.next()
+              && rs.getString(1) != null
+              && Lsn.parse(rs.getString(1)).compareTo(lsn) >= 0) {
+            return true;
+          }
+        }
+      }
+      try {
+        Thread.sleep(WAIT_SLICE.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /**
    * The table is no longer published (or no longer exists): its state, progress and slot go now,
    * once, and the pipeline stops following it.
    */
   private void leftThePublication(Connection c) {
     new SlotAdmin(c, ctx.ticker).dropIfExists(slotName, SlotAdmin.DROP_TIMEOUT);
+    ctx.chunks.deactivate(table);
     ctx.tables.remove(table);
     LOG.info(
         "pipeline {}: table {} left the publication; its state and slot are deleted",

@@ -1,0 +1,279 @@
+package org.pgetl.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.pgetl.engine.PipelineHarness.WAIT;
+import static org.pgetl.engine.PipelineHarness.awaitAllReady;
+import static org.pgetl.engine.PipelineHarness.config;
+import static org.pgetl.engine.PipelineHarness.name;
+import static org.pgetl.engine.PipelineHarness.oid;
+import static org.pgetl.engine.PipelineHarness.sourceRows;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.pgetl.Pipeline;
+import org.pgetl.PipelineConfig;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.model.TableId;
+import org.pgetl.store.MemoryStore;
+import org.pgetl.store.PipelineStore.ChunkRecord;
+import org.pgetl.store.TableState;
+import org.pgetl.testkit.TestDatabase;
+import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.DestinationCall;
+import org.pgetl.testkit.destination.DestinationOperation;
+import org.pgetl.testkit.destination.RecordingDestination;
+
+/**
+ * A table copied in chunks while its changes stream: every kind of change during the copy, a
+ * restart in the middle that keeps the chunks done, and the destination equal to the source.
+ */
+@WithPostgres
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class ChunkedCopyIT {
+
+  private static void createTable(TestDatabase db, String table, int rows) {
+    db.execute(
+        "CREATE TABLE " + table + " (id bigint PRIMARY KEY, v int NOT NULL, big text)",
+        // big values stored out of line without compression: an update of v leaves them unchanged
+        "ALTER TABLE " + table + " ALTER COLUMN big SET STORAGE EXTERNAL",
+        "INSERT INTO "
+            + table
+            + " SELECT g, 0, CASE WHEN g % 50 = 0 THEN repeat(md5(g::text), 100) END"
+            + " FROM generate_series(1, "
+            + rows
+            + ") g");
+  }
+
+  /** Changes of every kind, spread over the table's keys, until stopped. */
+  private static Thread load(
+      TestDatabase db, String table, int rows, AtomicBoolean stop, AtomicInteger n) {
+    Thread t =
+        new Thread(
+            () -> {
+              Random r = new Random(42);
+              while (!stop.get()) {
+                int i = n.incrementAndGet();
+                long k = 1 + r.nextInt(rows);
+                switch (i % 6) {
+                  // an update that leaves the TOASTed value unchanged
+                  case 0 ->
+                      db.execute(
+                          "UPDATE " + table + " SET v = v + 1 WHERE id = " + (k / 50 * 50 + 50));
+                  case 1 -> db.execute("UPDATE " + table + " SET v = " + i + " WHERE id = " + k);
+                  // a delete and a re-insert of one key in one transaction
+                  case 2 ->
+                      db.execute(
+                          "BEGIN",
+                          "DELETE FROM " + table + " WHERE id = " + k,
+                          "INSERT INTO "
+                              + table
+                              + " VALUES ("
+                              + k
+                              + ", -1, 'again')"
+                              + " ON CONFLICT (id) DO NOTHING",
+                          "COMMIT");
+                  // a key-changing update of a row with a TOASTed value, into the first
+                  // chunk (copied first) from one copied later: its new key is read again
+                  case 3 ->
+                      db.execute(
+                          "UPDATE "
+                              + table
+                              + " SET id = -id WHERE id = "
+                              + (k / 50 * 50 + 50)
+                              + " AND NOT EXISTS (SELECT 1 FROM "
+                              + table
+                              + " WHERE id = "
+                              + -(k / 50 * 50 + 50)
+                              + ")");
+                  case 4 -> db.execute("DELETE FROM " + table + " WHERE id = " + k);
+                  default ->
+                      db.execute(
+                          "INSERT INTO " + table + " VALUES (" + (rows + i) + ", " + i + ", NULL)");
+                }
+              }
+            });
+    t.start();
+    return t;
+  }
+
+  private static PipelineConfig.Builder chunked(TestDatabase db, String id, String publication) {
+    return config(db, id, publication)
+        .chunkedCopyMinBytes(0)
+        .copyChunkBytes(64 * 1024)
+        .copyConnectionsPerTable(2);
+  }
+
+  /**
+   * A table copied in chunks while updates, key changes, unchanged-TOAST updates, deletes and
+   * re-inserts run: every chunk ends with a ChunkEnd, the table goes straight from DataSync to
+   * Ready, and the destination ends equal to the source, with nothing the contract does not allow.
+   */
+  @Test
+  void aTableCopiedInChunksUnderLoadEndsEqual(TestDatabase db) throws Exception {
+    createTable(db, "ck", 20_000);
+    db.execute("CREATE PUBLICATION pub_ck FOR TABLE ck");
+    TableId ck = oid(db, "ck");
+    MemoryStore store = new MemoryStore("ck");
+    RecordingDestination dest = RecordingDestination.builder().chunkedCopy(true).build();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger n = new AtomicInteger();
+    Thread load = load(db, "ck", 20_000, stop, n);
+    try (Pipeline p = Pipeline.create(chunked(db, "ck", "pub_ck").build(), store, dest)) {
+      await().atMost(WAIT).until(() -> n.get() > 50);
+      p.start();
+      await().atMost(WAIT).until(() -> !store.chunks(ck).isEmpty());
+      int planned = store.chunks(ck).size();
+      assertThat(planned).isGreaterThan(5);
+      awaitAllReady(store, 1);
+      stop.set(true);
+      load.join();
+      db.execute("INSERT INTO ck VALUES (-1, -1, 'marker')");
+      dest.awaitRowsEqual(name("ck"), sourceRows(db, "ck"), WAIT);
+      assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, name("ck"))).isEqualTo(1);
+      assertThat(dest.count(DestinationOperation.CHUNK_END, name("ck")))
+          .isGreaterThanOrEqualTo(planned);
+      assertThat(dest.count(DestinationOperation.FINISH, name("ck"))).isEqualTo(1);
+      assertThat(store.tableStateHistory(ck).stream().map(TableState::type))
+          .doesNotContain(TableState.Type.FINISHED_COPY, TableState.Type.SYNC_DONE);
+      assertThat(store.chunks(ck)).isEmpty();
+      assertThat(dest.violations()).isEmpty();
+      assertThat(dest.anomalies()).isEmpty();
+    } finally {
+      stop.set(true);
+      load.join();
+    }
+  }
+
+  /**
+   * A role with only the grants the operations guide lists (REPLICATION and SELECT on the table)
+   * copies a table in chunks: the lock, the snapshot and the watermark need nothing more.
+   */
+  @Test
+  void aRoleWithTheDocumentedGrantsCopiesInChunks(TestDatabase db) throws Exception {
+    createTable(db, "cg", 5_000);
+    db.execute(
+        "CREATE PUBLICATION pub_cg FOR TABLE cg",
+        "CREATE ROLE chunk_role LOGIN REPLICATION PASSWORD 'pw'",
+        "GRANT SELECT ON TABLE cg TO chunk_role");
+    TableId cg = oid(db, "cg");
+    MemoryStore store = new MemoryStore("cg");
+    RecordingDestination dest = RecordingDestination.builder().chunkedCopy(true).build();
+    PipelineConfig cfg =
+        chunked(db, "cg", "pub_cg")
+            .source(
+                PipelineHarness.source(db).toBuilder().user("chunk_role").password("pw").build())
+            .build();
+    try (Pipeline p = Pipeline.create(cfg, store, dest)) {
+      p.start();
+      await().atMost(WAIT).until(() -> !store.chunks(cg).isEmpty() || p.failure().isPresent());
+      db.execute("UPDATE cg SET v = 9 WHERE id % 3 = 0", "DELETE FROM cg WHERE id % 5 = 0");
+      awaitAllReady(store, 1);
+      dest.awaitRowsEqual(name("cg"), sourceRows(db, "cg"), WAIT);
+      assertThat(dest.count(DestinationOperation.CHUNK_END, name("cg"))).isPositive();
+      assertThat(dest.violations()).isEmpty();
+    }
+  }
+
+  /**
+   * A TRUNCATE and a column added while a table is copied in chunks: the TRUNCATE waits for the
+   * chunks being written, the new column makes the copy start over with it, and the destination
+   * ends equal.
+   */
+  @Test
+  void aTruncateAndANewColumnDuringAChunkedCopy(TestDatabase db) throws Exception {
+    createTable(db, "ct", 20_000);
+    db.execute("CREATE PUBLICATION pub_ct FOR TABLE ct");
+    TableId ct = oid(db, "ct");
+    MemoryStore store = new MemoryStore("ct");
+    RecordingDestination dest = RecordingDestination.builder().chunkedCopy(true).build();
+    PipelineConfig cfg = chunked(db, "ct", "pub_ct").copyConnectionsPerTable(1).build();
+    try (Pipeline p = Pipeline.create(cfg, store, dest)) {
+      p.start();
+      await()
+          .atMost(WAIT)
+          .until(() -> store.chunks(ct).stream().filter(ChunkRecord::done).count() >= 2);
+      db.execute(
+          "TRUNCATE ct",
+          "INSERT INTO ct SELECT g, 1, NULL FROM generate_series(1, 15000) g",
+          "UPDATE ct SET v = 2 WHERE id % 7 = 0");
+      await()
+          .atMost(WAIT)
+          .until(() -> store.chunks(ct).stream().filter(ChunkRecord::done).count() >= 4);
+      db.execute(
+          "ALTER TABLE ct ADD COLUMN extra int DEFAULT 5",
+          "UPDATE ct SET extra = 6 WHERE id % 11 = 0",
+          "DELETE FROM ct WHERE id % 13 = 0");
+      awaitAllReady(store, 1);
+      db.execute("INSERT INTO ct VALUES (-1, -1, 'marker', 7)");
+      dest.awaitRowsEqual(name("ct"), sourceRows(db, "ct"), WAIT);
+      assertThat(dest.violations()).isEmpty();
+      assertThat(dest.anomalies()).isEmpty();
+    }
+  }
+
+  /**
+   * A pipeline stopped in the middle of a chunked copy resumes it: no new dropTableForCopy, the
+   * chunks done before the stop are not copied again, and the destination ends equal.
+   */
+  @Test
+  void aStoppedChunkedCopyResumesWithTheChunksDone(TestDatabase db) throws Exception {
+    createTable(db, "cr", 30_000);
+    db.execute("CREATE PUBLICATION pub_cr FOR TABLE cr");
+    TableId cr = oid(db, "cr");
+    MemoryStore store = new MemoryStore("cr");
+    RecordingDestination dest = RecordingDestination.builder().chunkedCopy(true).build();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger n = new AtomicInteger();
+    Thread load = load(db, "cr", 30_000, stop, n);
+    PipelineConfig cfg = chunked(db, "cr", "pub_cr").copyConnectionsPerTable(1).build();
+    try {
+      int doneAtStop;
+      try (Pipeline p = Pipeline.create(cfg, store, dest)) {
+        p.start();
+        await()
+            .atMost(WAIT)
+            .until(() -> store.chunks(cr).stream().filter(ChunkRecord::done).count() >= 3);
+      }
+      List<ChunkRecord> atStop = store.chunks(cr);
+      doneAtStop = (int) atStop.stream().filter(ChunkRecord::done).count();
+      assertThat(doneAtStop).isLessThan(atStop.size());
+      int callsBefore = dest.calls(DestinationOperation.CHUNK_END).size();
+      Set<Integer> doneBefore = new HashSet<>();
+      for (ChunkRecord c : atStop) {
+        if (c.done()) {
+          doneBefore.add(c.index());
+        }
+      }
+      try (Pipeline p = Pipeline.create(cfg, store, dest)) {
+        p.start();
+        awaitAllReady(store, 1);
+        stop.set(true);
+        load.join();
+        db.execute("INSERT INTO cr VALUES (-1, -1, 'marker')");
+        dest.awaitRowsEqual(name("cr"), sourceRows(db, "cr"), WAIT);
+      }
+      // the chunks done before the stop were not read again
+      List<Integer> readAfter = new ArrayList<>();
+      List<DestinationCall> ends = dest.calls(DestinationOperation.CHUNK_END);
+      for (DestinationCall call : ends.subList(callsBefore, ends.size())) {
+        readAfter.add(((TableCopyWrite.ChunkEnd) call.write()).chunk());
+      }
+      assertThat(readAfter).isNotEmpty().doesNotContainAnyElementsOf(doneBefore);
+      assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, name("cr"))).isEqualTo(1);
+      assertThat(dest.violations()).isEmpty();
+      assertThat(dest.anomalies()).isEmpty();
+    } finally {
+      stop.set(true);
+      load.join();
+    }
+  }
+}
