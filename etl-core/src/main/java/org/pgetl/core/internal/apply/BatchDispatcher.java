@@ -157,6 +157,7 @@ final class BatchDispatcher {
       return;
     }
     durable = lsn;
+    role.durableInMemory(durable);
     source.advanceFlushed(durable);
     persistIfDue();
   }

@@ -167,6 +167,14 @@ public interface StreamRole {
   default void watermark(String content, Lsn lsn) {}
 
   /**
+   * Called when the durable point advanced, before it is stored (a chunk read waits for it; the
+   * stored point, {@link #afterDurable}, comes at most a few times a second).
+   *
+   * @param durable the new durable point
+   */
+  default void durableInMemory(Lsn durable) {}
+
+  /**
    * Returns true while something outside the stream waits for every write it made so far to be
    * durable (a chunk read, see {@link ChunkTracker}): the stream dispatches its batch at once, and
    * an empty {@code REQUIRE_DURABLE} barrier when accepted work waits, inside a transaction too.

@@ -1,5 +1,6 @@
 package org.pgetl.core.internal.chunk;
 
+import java.util.List;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.model.ColumnSchema;
@@ -45,6 +46,46 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
       return Optional.empty();
     }
     return Optional.of(new ChunkKey(identity[0], c.name(), c.typeOid()));
+  }
+
+  /**
+   * Returns this key as it is in another version of the table's schema: the column of the same name
+   * and type, wherever it is now; null when that version has no such column.
+   *
+   * @param schema a version of the table's schema
+   * @return the key in it, or null
+   */
+  public @Nullable ChunkKey in(ReplicatedTableSchema schema) {
+    int[] identity = schema.identityColumnIndexes();
+    if (identity.length > 0
+        && (schema.identity() == IdentityKind.PRIMARY_KEY
+            || schema.identity() == IdentityKind.INDEX)
+        && !schema.columns().get(identity[0]).name().equals(name)) {
+      // another key leads the identity now: an old key row's first value is not this column
+      return null;
+    }
+    List<ColumnSchema> cols = schema.columns();
+    if (columnIndex < cols.size()
+        && cols.get(columnIndex).name().equals(name)
+        && cols.get(columnIndex).typeOid() == typeOid) {
+      return this;
+    }
+    for (int i = 0; i < cols.size(); i++) {
+      if (cols.get(i).name().equals(name) && cols.get(i).typeOid() == typeOid) {
+        return new ChunkKey(i, name, typeOid);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Returns true when two keys split a table the same way (same column name and type).
+   *
+   * @param other the other key
+   * @return whether they are the same column
+   */
+  public boolean sameColumn(ChunkKey other) {
+    return name.equals(other.name) && typeOid == other.typeOid;
   }
 
   /**

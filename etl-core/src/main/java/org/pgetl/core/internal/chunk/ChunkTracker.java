@@ -128,6 +128,92 @@ public final class ChunkTracker {
   }
 
   /**
+   * Replaces a table's chunks with those of a new attempt, without a moment in which the apply
+   * stream does not apply its changes (a copy that starts over: the changes in between must reach
+   * the destination after the new attempt's drop). Reads of the old chunks are abandoned.
+   *
+   * @param table the table
+   * @param attemptId the new attempt
+   * @param key the column it is split on now
+   * @param chunks the new attempt's chunks
+   */
+  public synchronized void replace(
+      TableId table, UUID attemptId, ChunkKey key, List<ChunkRecord> chunks) {
+    Table old = tables.get(table);
+    if (old != null) {
+      abandon(old);
+    }
+    activate(table, attemptId, key, chunks);
+    Table t = tables.get(table);
+    if (old != null && t != null) {
+      // the transactions that changed the table stay known to the new reads' checks
+      t.xids = Arrays.copyOf(old.xids, Math.max(old.xids.length, 64));
+      t.xidCount = old.xidCount;
+      t.forgotten = old.forgotten;
+    }
+  }
+
+  /**
+   * Sends back every read of the table that is not writing its rows yet, and any read whose rows
+   * wait for the stream: used before a copy starts over.
+   *
+   * @param table the table
+   */
+  public synchronized void abandonReads(TableId table) {
+    Table t = tables.get(table);
+    if (t != null) {
+      abandon(t);
+    }
+  }
+
+  private void abandon(Table t) {
+    for (Read r : new ArrayList<>(reads.values())) {
+      if (r.table == t) {
+        r.state = ReadState.ABANDONED;
+        reads.remove(r.id);
+      }
+    }
+    for (Chunk c : t.chunks) {
+      c.writing = null;
+    }
+    notifyAll();
+  }
+
+  /**
+   * The apply stream (re)started from {@code start}: a read whose watermark it met but whose rows
+   * wait for its durability is sent back (the stream replays from before its watermark and would
+   * hold a change of the chunk's keys that its durability needs to pass first). A read already
+   * writing its rows stays: the replayed changes of its keys are held until it is done, then
+   * skipped.
+   *
+   * @param start where the stream starts
+   */
+  public synchronized void streamStarted(Lsn start) {
+    lastCommitEnd = start;
+    for (Read r : new ArrayList<>(reads.values())) {
+      if (r.state == ReadState.MET || r.state == ReadState.WRITING) {
+        if (r.chunk.writing == r) {
+          r.chunk.writing = null;
+        }
+        r.state = ReadState.ABANDONED;
+        reads.remove(r.id);
+      }
+    }
+    notifyAll();
+  }
+
+  /**
+   * Returns the column a table copied in chunks is split on, or null for any other table.
+   *
+   * @param table the table
+   * @return the key, or null
+   */
+  public @Nullable ChunkKey key(TableId table) {
+    Table t = tables.get(table);
+    return t == null ? null : t.key;
+  }
+
+  /**
    * Stops tracking a table (its chunked copy finished, failed or was replaced): reads in progress
    * are abandoned and held changes released.
    *
@@ -535,14 +621,22 @@ public final class ChunkTracker {
    * The read's rows are durable and the chunk is stored as done.
    *
    * @param read the read
+   * @return the table's chunks done and in all, now
    */
-  public synchronized void done(Read read) {
+  public synchronized int[] done(Read read) {
     Chunk c = read.chunk;
     c.watermark = read.watermark;
     c.writing = null;
     c.taken = false;
     reads.remove(read.id);
     notifyAll();
+    int done = 0;
+    for (Chunk k : read.table.chunks) {
+      if (k.watermark != null) {
+        done++;
+      }
+    }
+    return new int[] {done, read.table.chunks.size()};
   }
 
   /**

@@ -377,6 +377,20 @@ public final class TableCopier {
   }
 
   static String copySql(Source source, CopyPlanner.Partition p) {
+    int idx = source.physicalTables().indexOf(findSize(source, p));
+    return copySql(source, source.physicalNames().get(idx), p.ctidPredicate());
+  }
+
+  /**
+   * The binary COPY of a table's replicated columns from one physical table, of the rows a
+   * predicate and the publication's row filter select.
+   *
+   * @param source the table
+   * @param physical the physical table read (the table itself, or one of its partitions)
+   * @param predicate an SQL condition, or an empty string for all rows
+   * @return {@code COPY (SELECT ...) TO STDOUT (FORMAT binary)}
+   */
+  public static String copySql(Source source, TableName physical, String predicate) {
     StringBuilder sql = new StringBuilder("COPY (SELECT ");
     List<ColumnSchema> cols = source.schema().columns();
     for (int i = 0; i < cols.size(); i++) {
@@ -390,18 +404,15 @@ public final class TableCopier {
     }
     // A table without columns selects none ("SELECT FROM"): each row is then a tuple of zero
     // fields, as the parser expects for a schema without columns.
-    int idx = source.physicalTables().indexOf(findSize(source, p));
-    TableName physical = source.physicalNames().get(idx);
     sql.append(" FROM ONLY ").append(physical.quoted());
-    String pred = p.ctidPredicate();
     String filter = source.rowFilter();
-    if (!pred.isEmpty() || filter != null) {
+    if (!predicate.isEmpty() || filter != null) {
       sql.append(" WHERE ");
-      if (!pred.isEmpty()) {
-        sql.append(pred);
+      if (!predicate.isEmpty()) {
+        sql.append(predicate);
       }
       if (filter != null) {
-        sql.append(pred.isEmpty() ? "" : " AND ").append('(').append(filter).append(')');
+        sql.append(predicate.isEmpty() ? "" : " AND ").append('(').append(filter).append(')');
       }
     }
     return sql.append(") TO STDOUT (FORMAT binary)").toString();
@@ -416,7 +427,12 @@ public final class TableCopier {
     throw new IllegalStateException("partition of unknown table " + p.table());
   }
 
-  private static void joinUninterruptibly(Thread t) {
+  /**
+   * Waits for a thread to end, whatever interrupts come meanwhile (the interrupt is kept).
+   *
+   * @param t the thread
+   */
+  public static void joinUninterruptibly(Thread t) {
     boolean interrupted = false;
     while (true) {
       try {

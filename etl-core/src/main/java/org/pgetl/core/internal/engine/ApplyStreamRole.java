@@ -78,10 +78,10 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public @Nullable ChunkKey chunkKey(ReplicatedTableSchema schema) {
-    if (!ctx.chunks.isActive(schema.id())) {
-      return null;
-    }
-    return ChunkKey.of(schema).orElse(null);
+    ChunkKey key = ctx.chunks.key(schema.id());
+    // the chunks' key column in this version of the table (a column added or dropped before it
+    // moves it); a version without it makes the chunked copy start over at its next read
+    return key == null ? null : key.in(schema);
   }
 
   @Override
@@ -103,6 +103,13 @@ final class ApplyStreamRole implements StreamRole {
   @Override
   public void watermark(String content, Lsn lsn) {
     ctx.chunks.watermark(content, lsn);
+  }
+
+  @Override
+  public void durableInMemory(Lsn durable) {
+    if (ctx.chunks.anyActive()) {
+      ctx.chunks.durable(durable);
+    }
   }
 
   @Override

@@ -147,6 +147,8 @@ final class ApplyWorker implements Runnable {
       if (start == null) {
         return; // the supervisor copies every table again with a new slot
       }
+      // reads of chunks whose rows wait for this stream's durability go back: it replays
+      ctx.chunks.streamStarted(start);
       ReplicationStream stream = repl.startStreaming(ctx.streamOptions(slotName, start));
       LOG.info("pipeline {}: apply worker streams slot {} from {}", pipelineId, slotName, start);
       ctx.board.progressed();

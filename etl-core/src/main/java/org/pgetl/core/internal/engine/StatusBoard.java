@@ -148,8 +148,9 @@ public final class StatusBoard {
     Chunked c = chunked.get(table);
     if (c != null) {
       synchronized (c) {
-        c.done = done;
-        c.total = total;
+        // copy threads report in any order: the counts only grow
+        c.done = Math.max(c.done, done);
+        c.total = Math.max(c.total, total);
         c.rows += rows;
         c.bytes += bytes;
       }

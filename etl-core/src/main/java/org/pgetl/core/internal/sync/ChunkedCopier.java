@@ -96,8 +96,11 @@ final class ChunkedCopier {
   private volatile boolean stopped;
   private final boolean flushArgument;
   private final @Nullable Connection[] flushConnections;
+  // the transactions that held a write lock on the table when the copy began: they may have
+  // committed before the apply stream took the table over, unseen by its checks
   private long[] startXip = new long[0];
-  private int startWaits;
+  private long maxStartXip = -1;
+  private volatile boolean startSeen;
 
   ChunkedCopier(
       EngineContext ctx,
@@ -203,7 +206,9 @@ final class ChunkedCopier {
     int[] progress = ctx.chunks.progress(table);
     int pending = progress == null ? 0 : progress[1] - progress[0];
     int workers = Math.max(1, Math.min(ctx.config.copyConnectionsPerTable(), pending));
-    startXip = runningNow();
+    startXip = writersNow();
+    maxStartXip = startXip.length == 0 ? -1 : startXip[startXip.length - 1];
+    startSeen = startXip.length == 0;
     LOG.info(
         "pipeline {}: copying {} in chunks: {} of {} chunks to copy over {} connections (attempt"
             + " {})",
@@ -225,7 +230,7 @@ final class ChunkedCopier {
       t.start();
     }
     for (Thread t : threads) {
-      joinUninterruptibly(t);
+      TableCopier.joinUninterruptibly(t);
     }
     for (Connection f : flushConnections) {
       if (f != null) {
@@ -273,17 +278,81 @@ final class ChunkedCopier {
         p.eta() == null ? "" : ", about " + p.eta().toSeconds() + " s left");
   }
 
-  /** The transactions running now: a later snapshot must see them (they may have committed). */
-  private long[] runningNow() {
+  /**
+   * The transactions that hold a lock on the table that writes take, now (after the table was
+   * handed to the apply stream): one of them may have committed before that, with its commit not
+   * visible yet (a synchronous standby's wait), so the apply stream passed it unrecorded. A read
+   * must see each of them. Transactions that never wrote the table cannot matter, and a transaction
+   * that commits later is recorded by the stream.
+   */
+  private long[] writersNow() {
+    String sql =
+        "SELECT DISTINCT x.transactionid::text::bigint FROM pg_locks r"
+            + " JOIN pg_locks x ON x.pid = r.pid AND x.locktype = 'transactionid'"
+            + " AND x.mode = 'ExclusiveLock' AND x.granted"
+            + " WHERE r.locktype = 'relation' AND r.database = (SELECT oid FROM pg_database"
+            + " WHERE datname = current_database()) AND r.relation = ?::oid AND r.granted"
+            + " AND r.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock',"
+            + " 'AccessExclusiveLock')";
+    List<Long> out = new ArrayList<>();
     try (Connection c =
             ctx.connector.openPlain(ApplicationNames.tableSync(ctx.config.pipelineId(), table));
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT pg_current_snapshot()::text")) {
-      rs.next();
-      return PgSnapshot.parse(rs.getString(1)).xip();
+        PreparedStatement ps = c.prepareStatement(sql);
+        Statement st = c.createStatement()) {
+      PgSnapshot now;
+      try (ResultSet rs = st.executeQuery("SELECT pg_current_snapshot()::text")) {
+        rs.next();
+        now = PgSnapshot.parse(rs.getString(1));
+      }
+      ps.setLong(1, table.oid());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          // pg_locks names 32-bit ids; snapshots list them with their epoch
+          out.add(now.widen(rs.getLong(1)));
+        }
+      }
     } catch (SQLException e) {
-      throw PgErrors.map(e, "could not read the running transactions");
+      throw PgErrors.map(e, "could not read the transactions writing " + source.schema().name());
     }
+    return out.stream().mapToLong(Long::longValue).sorted().toArray();
+  }
+
+  /**
+   * Waits, before the first read of a worker, until a snapshot sees every transaction that held a
+   * write lock on the table when the copy began; false when the copy must stop.
+   */
+  private boolean awaitStartWriters(Connection c) throws SQLException, InterruptedException {
+    long since = System.nanoTime();
+    long nextLog = since + 10_000_000_000L;
+    while (!startSeen && !shouldStop()) {
+      PgSnapshot now;
+      try (Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT pg_current_snapshot()::text")) {
+        rs.next();
+        now = PgSnapshot.parse(rs.getString(1));
+      } finally {
+        c.rollback();
+      }
+      if (now.xmin() > maxStartXip) {
+        startSeen = true; // every later snapshot sees them too
+        return true;
+      }
+      if (!now.anyRunning(startXip)) {
+        return true;
+      }
+      if (System.nanoTime() > nextLog) {
+        nextLog += 30_000_000_000L;
+        LOG.info(
+            "pipeline {}: the chunked copy of {} waits for transactions that were writing it when"
+                + " it began to end, for {} s (running: {})",
+            ctx.config.pipelineId(),
+            source.schema().name(),
+            (System.nanoTime() - since) / 1_000_000_000L,
+            now);
+      }
+      Thread.sleep(RUNNING_WAIT.toMillis());
+    }
+    return !shouldStop();
   }
 
   private boolean shouldStop() {
@@ -385,6 +454,9 @@ final class ChunkedCopier {
       throws SQLException, InterruptedException {
     ChunkRecord record = chunk.record();
     while (!shouldStop()) {
+      if (!awaitStartWriters(c)) {
+        return;
+      }
       try (Statement st = c.createStatement()) {
         // the lock first (it takes no snapshot): every ALTER TABLE either committed before this
         // read's snapshot or waits for its transaction
@@ -413,23 +485,9 @@ final class ChunkedCopier {
           flush(worker);
         }
         ctx.chunks.snapshot(r, snapshot);
-        if (snapshot.anyRunning(startXip)) {
-          // a transaction running when the copy started may have committed unseen by the apply
-          // stream's check: wait until every such transaction has ended
-          ctx.chunks.failed(r);
-          c.rollback();
-          if (++startWaits % 100 == 0) {
-            LOG.info(
-                "pipeline {}: the chunked copy of {} waits for transactions that were running"
-                    + " when it started to end ({})",
-                ctx.config.pipelineId(),
-                source.schema().name(),
-                snapshot);
-          }
-          Thread.sleep(RUNNING_WAIT.toMillis());
-          continue;
+        if (!startSeen && snapshot.anyRunning(startXip)) {
+          continue; // cannot happen once the check above passed; read again to be sure
         }
-        startXip = new long[0];
         checkColumns(c);
         ChunkTracker.ReadOutcome outcome = ctx.chunks.await(r, this::shouldStop);
         if (outcome == ChunkTracker.ReadOutcome.STOP) {
@@ -455,15 +513,12 @@ final class ChunkedCopier {
           return;
         }
         ctx.store.completeChunk(table, attempt, record.index(), r.watermark(), sent[1], sent[2]);
-        ctx.chunks.done(r);
+        int[] p = ctx.chunks.done(r);
         done = true;
         rows.addAndGet(sent[1]);
         batches.addAndGet(sent[0]);
-        int[] p = ctx.chunks.progress(table);
-        if (p != null) {
-          ctx.board.chunkDone(table, p[0], p[1], sent[1], sent[2]);
-          logProgress(p[0], p[1]);
-        }
+        ctx.board.chunkDone(table, p[0], p[1], sent[1], sent[2]);
+        logProgress(p[0], p[1]);
         return;
       } finally {
         if (!done) {
@@ -501,19 +556,32 @@ final class ChunkedCopier {
     ReplicatedTableSchema now = new PgCatalog(c).replicatedTableSchema(table, publishedColumns);
     List<ColumnSchema> a = now.columns();
     List<ColumnSchema> b = source.schema().columns();
-    boolean same = a.size() == b.size();
+    boolean same =
+        a.size() == b.size()
+            && now.identity() == source.schema().identity()
+            && java.util.Arrays.equals(
+                now.identityColumnIndexes(), source.schema().identityColumnIndexes());
     for (int i = 0; same && i < a.size(); i++) {
       same = a.get(i).name().equals(b.get(i).name()) && a.get(i).typeOid() == b.get(i).typeOid();
     }
     if (!same) {
       throw new SchemaChanged(
-          "the columns of " + source.schema().name() + " changed while it was copied in chunks");
+          "the columns or the key of "
+              + source.schema().name()
+              + " changed while it was copied in chunks");
     }
   }
 
   /** Batch numbers of a chunk's read: apart from every other chunk's and every other read's. */
   static long sequenceBase(int chunk, int read) {
-    return ((long) chunk << 40) | ((long) (read & 0xfff) << 28);
+    if (chunk >= (1 << 23) || read >= (1 << 16)) {
+      throw new EtlException(
+          ErrorKind.WORKER_PANIC,
+          "chunk " + chunk + " was read " + read + " times: no batch numbers are left for it",
+          "copy the table again (pgetl tables resync)");
+    }
+    // 23 bits of chunk, 16 of read, 24 of batch: a read's batches never reuse another read's
+    return ((long) chunk << 40) | ((long) read << 24);
   }
 
   /** Reads the chunk and sends it; {batches, rows, bytes}, or null when the copy must stop. */
@@ -576,31 +644,9 @@ final class ChunkedCopier {
   }
 
   String copySql(ChunkTracker.Chunk chunk) {
-    StringBuilder sql = new StringBuilder("COPY (SELECT ");
-    List<ColumnSchema> cols = source.schema().columns();
-    for (int i = 0; i < cols.size(); i++) {
-      if (i > 0) {
-        sql.append(", ");
-      }
-      sql.append(TableName.quoteIdentifier(cols.get(i).name()));
-      if (CopyBinaryParser.needsTextCast(source.codecs().get(i))) {
-        sql.append("::text");
-      }
-    }
-    sql.append(" FROM ONLY ").append(source.schema().name().quoted());
     boolean keyChunk = chunk.record().kind() == ChunkKind.KEY;
-    String pred = key.predicate(chunk.from(), chunk.to(), keyChunk);
-    String filter = source.rowFilter();
-    if (!pred.isEmpty() || filter != null) {
-      sql.append(" WHERE ");
-      if (!pred.isEmpty()) {
-        sql.append(pred);
-      }
-      if (filter != null) {
-        sql.append(pred.isEmpty() ? "" : " AND ").append('(').append(filter).append(')');
-      }
-    }
-    return sql.append(") TO STDOUT (FORMAT binary)").toString();
+    return TableCopier.copySql(
+        source, source.schema().name(), key.predicate(chunk.from(), chunk.to(), keyChunk));
   }
 
   private boolean send(long sequence, List<TableRow> batch, long bytes) {
@@ -646,21 +692,6 @@ final class ChunkedCopier {
         }
         return !stop.isRequested();
       }
-    }
-  }
-
-  private static void joinUninterruptibly(Thread t) {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        t.join();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
   }
 

@@ -414,9 +414,12 @@ public final class TableSyncWorker {
           ctx.tables.startCopy(table);
         }
       }
-      if (!ctx.chunks.isActive(table)) {
-        // 3. from here on the apply stream applies the table's changes
-        ctx.chunks.activate(table, att, key.get(), stored);
+      ChunkKey tracked = ctx.chunks.key(table);
+      if (tracked == null || restarts > 0) {
+        // 3. from here on the apply stream applies the table's changes (a copy that starts over
+        // replaces its chunks without a gap)
+        ctx.chunks.replace(table, att, key.get(), stored);
+        tracked = key.get();
       }
       ctx.board.name(table, current.name());
       long kept = stored.stream().filter(ChunkRecord::done).count();
@@ -440,6 +443,11 @@ public final class TableSyncWorker {
           stored.stream().mapToLong(ChunkRecord::bytes).sum());
       ChunkedCopier.Result result;
       try {
+        if (!tracked.sameColumn(key.get())) {
+          // resumed with chunks cut on another column
+          throw new ChunkedCopier.SchemaChanged(
+              "the key of " + current.name() + " changed while it was copied in chunks");
+        }
         // 4. the chunks not done
         result =
             new ChunkedCopier(
@@ -459,10 +467,22 @@ public final class TableSyncWorker {
         }
         LOG.warn("pipeline {}: {}; its chunked copy starts over", pipelineId, e.getMessage());
         ctx.board.chunkedCopyEnded(table);
-        ctx.chunks.deactivate(table);
+        // the apply stream keeps applying the table's changes: none is lost between the old
+        // chunks and the new attempt's drop (a change before the drop is gone with it)
+        ctx.chunks.abandonReads(table);
         ctx.store.deleteChunks(table);
         dropped = ctx.store.tableSchema(table, Lsn.MAX).orElse(current);
         current = catalog.replicatedTableSchema(table, published.columnNames());
+        key = ChunkKey.of(current);
+        if (key.isEmpty()) {
+          throw new EtlException(
+              ErrorKind.SOURCE_SCHEMA_ERROR,
+              e.getMessage()
+                  + ", and it can no longer be copied in chunks: "
+                  + ChunkKey.whyNot(current),
+              null,
+              e);
+        }
         stored = List.of();
         continue;
       }

@@ -143,6 +143,46 @@ class ChunkTrackerTest {
     assertThat(tracker.progress(T)).containsExactly(1, 3);
   }
 
+  /**
+   * A stream that restarts replays from before a watermark: a read waiting for its durability goes
+   * back (it would wait for a change the stream holds), a read writing its rows stays.
+   */
+  @Test
+  void aRestartedStreamSendsBackTheReadsThatWaitForItsDurability() throws Exception {
+    activate();
+    tracker.committed(lsn(35));
+    ChunkTracker.Read first = readToWatermark(PgSnapshot.parse("500:500:"), 40); // chunk 0
+    ChunkTracker.Read second = readToWatermark(PgSnapshot.parse("500:500:"), 41); // chunk 1
+    tracker.durable(lsn(35));
+    assertThat(tracker.await(second, () -> false)).isEqualTo(ReadOutcome.WRITE);
+    tracker.committed(lsn(60));
+    ChunkTracker.Read third = readToWatermark(PgSnapshot.parse("500:500:"), 70); // chunk 2
+    assertThat(tracker.awaitsDurability()).isTrue();
+    tracker.streamStarted(lsn(20));
+    // the third waited for durability up to 60: sent back; the first two write their rows
+    assertThat(tracker.await(third, () -> false)).isEqualTo(ReadOutcome.RETRY);
+    assertThat(tracker.await(first, () -> false)).isEqualTo(ReadOutcome.WRITE);
+    // the replayed change of a key of a chunk writing its rows is held
+    assertThat(tracker.admit(T, lsn(30), 600, 150L, null, false)).isEqualTo(Admission.HOLD);
+    assertThat(tracker.awaitsDurability()).isFalse();
+  }
+
+  @Test
+  void aCopyThatStartsOverKeepsTheTableAndTheTransactionsItKnew() throws Exception {
+    activate();
+    tracker.admit(T, lsn(30), 900, 150L, null, false);
+    ChunkTracker.Read r = readToWatermark(PgSnapshot.parse("500:500:"), 20);
+    UUID next = UUID.randomUUID();
+    store.planChunks(T, next, List.of(ChunkRecord.planned(next, 0, ChunkKind.RANGE, null, null)));
+    tracker.replace(T, next, KEY, store.chunks(T));
+    assertThat(tracker.isActive(T)).isTrue();
+    assertThat(tracker.await(r, () -> false)).isEqualTo(ReadOutcome.RETRY);
+    assertThat(tracker.progress(T)).containsExactly(0, 1);
+    // transaction 900 is still known: a snapshot that does not see it is sent back
+    ChunkTracker.Read again = readToWatermark(PgSnapshot.parse("890:900:"), 50);
+    assertThat(tracker.await(again, () -> false)).isEqualTo(ReadOutcome.RETRY);
+  }
+
   @Test
   void aDeactivatedTableReleasesItsReadersAndItsChanges() throws Exception {
     activate();
