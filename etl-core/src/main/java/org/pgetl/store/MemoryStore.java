@@ -404,18 +404,7 @@ public final class MemoryStore implements PipelineStore {
     try {
       List<ChunkRecord> list = attemptChunks(table, attemptId);
       ChunkRecord c = chunk(list, table, index);
-      ChunkRecord n =
-          new ChunkRecord(
-              c.attemptId(),
-              c.index(),
-              c.kind(),
-              c.from(),
-              c.to(),
-              c.reads() + 1,
-              c.watermark(),
-              c.rows(),
-              c.bytes(),
-              c.doneAt());
+      ChunkRecord n = with(c, c.reads() + 1, c.watermark(), c.rows(), c.bytes(), c.doneAt());
       list.set(index, n);
       return n.reads();
     } finally {
@@ -431,19 +420,7 @@ public final class MemoryStore implements PipelineStore {
     try {
       List<ChunkRecord> list = attemptChunks(table, attemptId);
       ChunkRecord c = chunk(list, table, index);
-      list.set(
-          index,
-          new ChunkRecord(
-              c.attemptId(),
-              c.index(),
-              c.kind(),
-              c.from(),
-              c.to(),
-              c.reads(),
-              watermark,
-              rows,
-              bytes,
-              clock.instant()));
+      list.set(index, with(c, c.reads(), watermark, rows, bytes, clock.instant()));
     } finally {
       lock.unlock();
     }
@@ -462,19 +439,7 @@ public final class MemoryStore implements PipelineStore {
         ChunkRecord c = list.get(i);
         Lsn w = c.watermark();
         if (c.attemptId().equals(attemptId) && w != null && w.compareTo(lsn) > 0) {
-          list.set(
-              i,
-              new ChunkRecord(
-                  c.attemptId(),
-                  c.index(),
-                  c.kind(),
-                  c.from(),
-                  c.to(),
-                  c.reads(),
-                  null,
-                  0,
-                  0,
-                  null));
+          list.set(i, with(c, c.reads(), null, 0, 0, null));
           n++;
         }
       }
@@ -503,6 +468,27 @@ public final class MemoryStore implements PipelineStore {
           "its chunked copy was replaced or finished");
     }
     return list;
+  }
+
+  /** The chunk with its reads and completion replaced. */
+  private static ChunkRecord with(
+      ChunkRecord c,
+      int reads,
+      @Nullable Lsn watermark,
+      long rows,
+      long bytes,
+      java.time.@Nullable Instant doneAt) {
+    return new ChunkRecord(
+        c.attemptId(),
+        c.index(),
+        c.kind(),
+        c.from(),
+        c.to(),
+        reads,
+        watermark,
+        rows,
+        bytes,
+        doneAt);
   }
 
   private static ChunkRecord chunk(List<ChunkRecord> list, TableId table, int index) {

@@ -257,55 +257,15 @@ public final class TableCopier {
 
     /** Copies one range; true when it was read to its end and every batch was answered. */
     private boolean copyRange(Connection c, CopyPlanner.Partition p) throws SQLException {
-      String sql = copySql(source, p);
-      CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
-      ColumnDecoder decoder = parser.decoder(columnNames(), source.schema().name().toString());
-      CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
-      List<TableRow> batch = new ArrayList<>();
-      long batchBytes = 0;
-      long batchStarted = ticker.nanoTime();
-      long maxBytes = maxBatchBytes;
-      long maxFillNanos = config.batchMaxFill().toNanos();
-      try {
-        byte[] data;
-        while ((data = out.readFromCopy()) != null) {
-          // the row keeps the message: pgjdbc hands out a new array for each one
-          TableRow row = parser.parseWire(data, decoder);
-          if (row == null) {
-            continue;
-          }
-          if (batch.isEmpty()) {
-            batchStarted = ticker.nanoTime();
-          }
-          batch.add(row);
-          batchBytes += row.sizeHintBytes();
-          if (batchBytes >= maxBytes || ticker.nanoTime() - batchStarted >= maxFillNanos) {
-            if (!send(batch, batchBytes)) {
-              return false;
-            }
-            batch = new ArrayList<>();
-            batchBytes = 0;
-          }
-        }
-        parser.finish();
-      } finally {
-        if (out.isActive()) {
-          try {
-            out.cancelCopy();
-          } catch (SQLException ignored) {
-            // the connection is closed with the copy
-          }
-        }
-      }
-      return batch.isEmpty() || send(batch, batchBytes);
-    }
-
-    private List<String> columnNames() {
-      List<String> names = new ArrayList<>();
-      for (ColumnSchema c : source.schema().columns()) {
-        names.add(c.name());
-      }
-      return names;
+      return readBatches(
+          c,
+          copySql(source, p),
+          source,
+          maxBatchBytes,
+          config.batchMaxFill().toNanos(),
+          ticker,
+          () -> {},
+          this::send);
     }
 
     /** Sends a batch and waits for its answer; false when the copy must stop. */
@@ -425,6 +385,101 @@ public final class TableCopier {
       }
     }
     throw new IllegalStateException("partition of unknown table " + p.table());
+  }
+
+  /** Takes one batch of copied rows; false when the copy must stop. */
+  @FunctionalInterface
+  public interface BatchSink {
+    /**
+     * Takes a batch.
+     *
+     * @param rows the rows, never empty
+     * @param bytes their estimated size
+     * @return false when the copy must stop
+     */
+    boolean accept(List<TableRow> rows, long bytes);
+  }
+
+  /**
+   * Runs a binary COPY and hands its rows to {@code sink} in batches of at most {@code maxBytes}
+   * (estimated by the codecs) or {@code maxFillNanos} of filling, the last one after {@code
+   * afterRead} ran (the COPY is then read to its end: a caller may end its transaction there).
+   *
+   * @param c the connection
+   * @param sql the {@code COPY ... TO STDOUT (FORMAT binary)} statement
+   * @param source the table, for its codecs and column names
+   * @param maxBytes the size of a batch
+   * @param maxFillNanos the longest a batch fills
+   * @param ticker where the fill time is read
+   * @param afterRead runs once the COPY was read to its end, before the last batch is sent
+   * @param sink takes each batch
+   * @return true when the COPY was read to its end and every batch taken
+   * @throws SQLException when the COPY fails
+   */
+  public static boolean readBatches(
+      Connection c,
+      String sql,
+      Source source,
+      long maxBytes,
+      long maxFillNanos,
+      Ticker ticker,
+      SqlAction afterRead,
+      BatchSink sink)
+      throws SQLException {
+    CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
+    List<String> names = new ArrayList<>();
+    for (ColumnSchema col : source.schema().columns()) {
+      names.add(col.name());
+    }
+    ColumnDecoder decoder = parser.decoder(names, source.schema().name().toString());
+    CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
+    List<TableRow> batch = new ArrayList<>();
+    long batchBytes = 0;
+    long batchStarted = ticker.nanoTime();
+    try {
+      byte[] data;
+      while ((data = out.readFromCopy()) != null) {
+        // the row keeps the message: pgjdbc hands out a new array for each one
+        TableRow row = parser.parseWire(data, decoder);
+        if (row == null) {
+          continue;
+        }
+        if (batch.isEmpty()) {
+          batchStarted = ticker.nanoTime();
+        }
+        batch.add(row);
+        batchBytes += row.sizeHintBytes();
+        if (batchBytes >= maxBytes || ticker.nanoTime() - batchStarted >= maxFillNanos) {
+          if (!sink.accept(batch, batchBytes)) {
+            return false;
+          }
+          batch = new ArrayList<>();
+          batchBytes = 0;
+        }
+      }
+      parser.finish();
+    } finally {
+      if (out.isActive()) {
+        try {
+          out.cancelCopy();
+        } catch (SQLException ignored) {
+          // the connection is closed with the copy
+        }
+      }
+    }
+    afterRead.run();
+    return batch.isEmpty() || sink.accept(batch, batchBytes);
+  }
+
+  /** A step that may fail with an {@link SQLException}. */
+  @FunctionalInterface
+  public interface SqlAction {
+    /**
+     * Runs the step.
+     *
+     * @throws SQLException when it fails
+     */
+    void run() throws SQLException;
   }
 
   /**

@@ -11,14 +11,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.chunk.ChunkKey;
 import org.pgetl.core.internal.chunk.ChunkTracker;
 import org.pgetl.core.internal.chunk.PgSnapshot;
-import org.pgetl.core.internal.codec.ColumnDecoder;
-import org.pgetl.core.internal.codec.CopyBinaryParser;
 import org.pgetl.core.internal.copy.TableCopier;
 import org.pgetl.core.internal.engine.Backoff;
 import org.pgetl.core.internal.engine.DestinationCalls;
@@ -43,8 +40,6 @@ import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
 import org.pgetl.store.PipelineStore.ChunkKind;
 import org.pgetl.store.PipelineStore.ChunkRecord;
-import org.postgresql.PGConnection;
-import org.postgresql.copy.CopyOut;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,13 +69,11 @@ final class ChunkedCopier {
   }
 
   /**
-   * What the copy did.
+   * How the copy ended (what it copied is in the store's chunks).
    *
-   * @param rows rows of the reads that completed chunks in this run
-   * @param batches their batches
    * @param stopped true when it stopped early (a stop request, the destination's shutdown)
    */
-  record Result(long rows, long batches, boolean stopped) {}
+  record Result(boolean stopped) {}
 
   private final EngineContext ctx;
   private final TableId table;
@@ -89,8 +82,6 @@ final class ChunkedCopier {
   private final UUID attempt;
   private final StopSignal stop;
   private final @Nullable List<String> publishedColumns;
-  private final AtomicLong rows = new AtomicLong();
-  private final AtomicLong batches = new AtomicLong();
   private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
   private final AtomicReference<Error> error = new AtomicReference<>();
   private volatile boolean stopped;
@@ -250,7 +241,7 @@ final class ChunkedCopier {
     if (f != null && !early) {
       throw f;
     }
-    return new Result(rows.get(), batches.get(), early);
+    return new Result(early);
   }
 
   private int lastLoggedTenth = -1;
@@ -515,8 +506,6 @@ final class ChunkedCopier {
         ctx.store.completeChunk(table, attempt, record.index(), r.watermark(), sent[1], sent[2]);
         int[] p = ctx.chunks.done(r);
         done = true;
-        rows.addAndGet(sent[1]);
-        batches.addAndGet(sent[0]);
         ctx.board.chunkDone(table, p[0], p[1], sent[1], sent[2]);
         logProgress(p[0], p[1]);
         return;
@@ -587,60 +576,28 @@ final class ChunkedCopier {
   /** Reads the chunk and sends it; {batches, rows, bytes}, or null when the copy must stop. */
   private long @Nullable [] copy(Connection c, ChunkTracker.Chunk chunk, long firstBatch)
       throws SQLException {
-    String sql = copySql(chunk);
-    CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
-    List<String> names = new ArrayList<>();
-    for (ColumnSchema col : source.schema().columns()) {
-      names.add(col.name());
-    }
-    ColumnDecoder decoder = parser.decoder(names, source.schema().name().toString());
-    CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
     long maxBytes =
         Math.max(1, ctx.config.batchMaxBytes() / Math.max(1, ctx.config.copyConnectionsPerTable()));
-    long seq = firstBatch;
-    long sentRows = 0;
-    long sentBytes = 0;
-    List<TableRow> batch = new ArrayList<>();
-    long batchBytes = 0;
-    try {
-      byte[] data;
-      while ((data = out.readFromCopy()) != null) {
-        TableRow row = parser.parseWire(data, decoder);
-        if (row == null) {
-          continue;
-        }
-        batch.add(row);
-        batchBytes += row.sizeHintBytes();
-        if (batchBytes >= maxBytes) {
-          if (!send(seq++, batch, batchBytes)) {
-            return null;
-          }
-          sentRows += batch.size();
-          sentBytes += batchBytes;
-          batch = new ArrayList<>();
-          batchBytes = 0;
-        }
-      }
-      parser.finish();
-    } finally {
-      if (out.isActive()) {
-        try {
-          out.cancelCopy();
-        } catch (SQLException ignored) {
-          // the connection is closed with the copy
-        }
-      }
-    }
-    // the rows are read: the snapshot is no longer needed
-    c.commit();
-    if (!batch.isEmpty()) {
-      if (!send(seq++, batch, batchBytes)) {
-        return null;
-      }
-      sentRows += batch.size();
-      sentBytes += batchBytes;
-    }
-    return new long[] {seq - firstBatch, sentRows, sentBytes};
+    long[] sent = {0, 0, 0}; // batches, rows, bytes
+    boolean complete =
+        TableCopier.readBatches(
+            c,
+            copySql(chunk),
+            source,
+            maxBytes,
+            Long.MAX_VALUE, // a chunk's batches are cut by size only
+            ctx.ticker,
+            c::commit, // the rows are read: the snapshot is no longer needed
+            (rows, bytes) -> {
+              if (!send(firstBatch + sent[0], rows, bytes)) {
+                return false;
+              }
+              sent[0]++;
+              sent[1] += rows.size();
+              sent[2] += bytes;
+              return true;
+            });
+    return complete ? sent : null;
   }
 
   String copySql(ChunkTracker.Chunk chunk) {
