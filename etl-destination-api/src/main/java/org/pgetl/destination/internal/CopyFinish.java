@@ -57,4 +57,37 @@ public final class CopyFinish {
           "a batch that the engine counts is not in the " + noun);
     }
   }
+
+  /**
+   * Throws unless the destination stored every batch a chunk read's {@code ChunkEnd} counts.
+   *
+   * @param table the copied table
+   * @param end the chunk read's {@code ChunkEnd}
+   * @param stored the batches of that read the destination stored
+   * @param where where they are stored, for the message ({@code "DuckDB file x.duckdb"})
+   * @param noun what the destination is, for the hint ({@code "file"}, {@code "mirror"})
+   * @throws EtlException a {@link ErrorKind#DESTINATION_ERROR} if the counts differ
+   */
+  public static void requireAllBatches(
+      TableName table, TableCopyWrite.ChunkEnd end, long stored, String where, String noun) {
+    if (stored != end.batches()) {
+      throw new EtlException(
+          ErrorKind.DESTINATION_ERROR,
+          "chunk "
+              + end.chunk()
+              + " of the copy of table "
+              + table
+              + " (attempt "
+              + end.attemptId()
+              + ") ends with "
+              + end.batches()
+              + " batches from "
+              + end.firstBatch()
+              + ", but "
+              + where
+              + " stored "
+              + stored,
+          "a batch that the engine counts is not in the " + noun);
+    }
+  }
 }

@@ -361,25 +361,7 @@ public final class DuckDbDestination implements Destination {
       return;
     }
     long stored = catalog.storedBatchesOf(schema.id(), end);
-    if (stored != end.batches()) {
-      throw new EtlException(
-          ErrorKind.DESTINATION_ERROR,
-          "chunk "
-              + end.chunk()
-              + " of the copy of table "
-              + schema.name()
-              + " (attempt "
-              + end.attemptId()
-              + ") ends with "
-              + end.batches()
-              + " batches from "
-              + end.firstBatch()
-              + ", but DuckDB file "
-              + file
-              + " stored "
-              + stored,
-          "a batch that the engine counts is not in the file");
-    }
+    CopyFinish.requireAllBatches(schema.name(), end, stored, "DuckDB file " + file, "file");
     catalog.recordChunkEnd(schema.id(), end);
   }
 

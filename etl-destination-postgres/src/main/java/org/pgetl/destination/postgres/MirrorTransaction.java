@@ -13,8 +13,6 @@ import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.internal.CopyFinish;
 import org.pgetl.destination.postgres.MirrorCatalog.Staged;
 import org.pgetl.destination.postgres.MirrorCatalog.Table;
-import org.pgetl.error.ErrorKind;
-import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.ReplicatedTableSchema;
@@ -155,25 +153,7 @@ final class MirrorTransaction {
       return;
     }
     long stored = catalog.storedBatchesOf(conn, schema.id(), end);
-    if (stored != end.batches()) {
-      throw new EtlException(
-          ErrorKind.DESTINATION_ERROR,
-          "chunk "
-              + end.chunk()
-              + " of the copy of table "
-              + schema.name()
-              + " (attempt "
-              + end.attemptId()
-              + ") ends with "
-              + end.batches()
-              + " batches from "
-              + end.firstBatch()
-              + ", but the mirror in "
-              + target
-              + " stored "
-              + stored,
-          "a batch that the engine counts is not in the mirror");
-    }
+    CopyFinish.requireAllBatches(schema.name(), end, stored, "the mirror in " + target, "mirror");
     catalog.recordChunkEnd(conn, schema.id(), end);
   }
 
