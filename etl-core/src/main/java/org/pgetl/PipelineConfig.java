@@ -80,9 +80,9 @@ import org.pgetl.error.EtlException;
  *     connections that would each copy little; 0 always uses {@code copyConnectionsPerTable}
  * @param chunkedCopyMinBytes the least size of a table ({@code pg_table_size}) that is copied in
  *     chunks while its changes stream, when the destination supports it, the source is PostgreSQL
- *     14+ and the first column of the table's key is an integer: each chunk is read under its own
- *     short snapshot and is done once durable, so no snapshot is held for the whole copy and a
- *     restart copies only the chunks not done; 0 copies every such table in chunks, {@link
+ *     14+ and the first column of the table's key is an integer or a uuid: each chunk is read under
+ *     its own short snapshot and is done once durable, so no snapshot is held for the whole copy
+ *     and a restart copies only the chunks not done; 0 copies every such table in chunks, {@link
  *     Long#MAX_VALUE} none
  * @param copyChunkBytes about how many bytes of a table one chunk holds (the table's size divided
  *     into chunks of this size); a snapshot lives about as long as one chunk takes to read
@@ -866,8 +866,9 @@ public record PipelineConfig(
     /**
      * Sets the least size of a table that is copied in chunks while its changes stream (default 1
      * GiB): resumable per chunk, no snapshot held for the whole copy. It needs a destination that
-     * supports it, PostgreSQL 14+ and a key whose first column is an integer; other tables are
-     * copied under one snapshot. 0 copies every such table in chunks, {@link Long#MAX_VALUE} none.
+     * supports it, PostgreSQL 14+ and a key whose first column is an integer or a uuid; other
+     * tables are copied under one snapshot. 0 copies every such table in chunks, {@link
+     * Long#MAX_VALUE} none.
      *
      * @param value bytes, 0 or more
      * @return this builder

@@ -128,8 +128,8 @@ public interface StreamRole {
       ReplicatedTableSchema schema,
       Lsn commitLsn,
       long xid,
-      @Nullable Long key,
-      @Nullable Long oldKey,
+      @Nullable Object key,
+      @Nullable Object oldKey,
       boolean partial) {
     return ChunkTracker.Admission.APPLY;
   }

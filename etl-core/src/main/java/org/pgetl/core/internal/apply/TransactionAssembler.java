@@ -471,7 +471,7 @@ final class TransactionAssembler {
   }
 
   private ChunkTracker.Admission admit(
-      RelationCache.Entry e, @Nullable Long key, @Nullable Long oldKey, boolean partial) {
+      RelationCache.Entry e, @Nullable Object key, @Nullable Object oldKey, boolean partial) {
     return role.admit(e.schema, txCommitLsn, txXid, key, oldKey, partial);
   }
 

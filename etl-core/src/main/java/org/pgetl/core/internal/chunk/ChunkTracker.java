@@ -2,6 +2,7 @@ package org.pgetl.core.internal.chunk;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -297,14 +298,14 @@ public final class ChunkTracker {
       TableId table,
       Lsn commitLsn,
       long xid,
-      @Nullable Long key,
-      @Nullable Long oldKey,
+      @Nullable Object key,
+      @Nullable Object oldKey,
       boolean partial) {
     Table t = tables.get(table);
     if (t == null || key == null) {
       return Admission.APPLY;
     }
-    Long moved = oldKey != null && !oldKey.equals(key) ? oldKey : null;
+    Object moved = oldKey != null && !oldKey.equals(key) ? oldKey : null;
     if (t.writing(key) || (moved != null && t.writing(moved))) {
       return Admission.HOLD;
     }
@@ -313,7 +314,7 @@ public final class ChunkTracker {
       return Admission.SKIP;
     }
     if (partial && moved != null && !t.done(moved) && !t.readLater(key)) {
-      ChunkRecord r = store.addKeyChunk(table, t.attemptId, List.of(Long.toString(key)));
+      ChunkRecord r = store.addKeyChunk(table, t.attemptId, List.of(t.key.format(key)));
       t.add(new Chunk(r, t.key));
       LOG.info(
           "table {}: a key-changing update without every value moved a row to key {}, whose chunk"
@@ -655,17 +656,19 @@ public final class ChunkTracker {
 
   // ---------------------------------------------------------------- state
 
-  /** One chunk: its stored record, its bounds as numbers, and where it stands. */
+  /** One chunk: its stored record, its bounds as key values, and where it stands. */
   public static final class Chunk {
     private final ChunkRecord record;
-    private final @Nullable Long from;
-    private final @Nullable Long to;
+    private final Comparator<Object> order;
+    private final @Nullable Object from;
+    private final @Nullable Object to;
     private @Nullable Lsn watermark;
     private boolean taken;
     private @Nullable Read writing;
 
     Chunk(ChunkRecord record, ChunkKey key) {
       this.record = record;
+      this.order = key.order();
       this.from = record.from() == null ? null : key.parse(record.from().get(0));
       this.to = record.to() == null ? null : key.parse(record.to().get(0));
       this.watermark = record.watermark();
@@ -685,7 +688,7 @@ public final class ChunkTracker {
      *
      * @return the bound
      */
-    public @Nullable Long from() {
+    public @Nullable Object from() {
       return from;
     }
 
@@ -694,15 +697,16 @@ public final class ChunkTracker {
      *
      * @return the bound
      */
-    public @Nullable Long to() {
+    public @Nullable Object to() {
       return to;
     }
 
-    boolean contains(long k) {
+    boolean contains(Object k) {
       if (record.kind() == ChunkKind.KEY) {
-        return from != null && from == k;
+        return k.equals(from);
       }
-      return (from == null || k >= from) && (to == null || k < to);
+      return (from == null || order.compare(k, from) >= 0)
+          && (to == null || order.compare(k, to) < 0);
     }
 
     @Override
@@ -756,9 +760,9 @@ public final class ChunkTracker {
     final UUID attemptId;
     final ChunkKey key;
     final List<Chunk> chunks = new ArrayList<>();
-    // range chunks by lower bound (Long.MIN_VALUE for the open one)
-    final TreeMap<Long, Chunk> ranges = new TreeMap<>();
-    final Map<Long, List<Chunk>> keyChunks = new HashMap<>();
+    // range chunks by lower bound in the key's order (the key's lowest value for the open one)
+    final TreeMap<Object, Chunk> ranges;
+    final Map<Object, List<Chunk>> keyChunks = new HashMap<>();
     // 32-bit ids of the transactions that changed the table since the oldest watermark check
     long[] xids = new long[64];
     int xidCount;
@@ -770,27 +774,36 @@ public final class ChunkTracker {
       this.id = id;
       this.attemptId = attemptId;
       this.key = key;
+      this.ranges = new TreeMap<>(key.order());
     }
 
     void add(Chunk c) {
       chunks.add(c);
       if (c.record.kind() == ChunkKind.KEY) {
-        keyChunks.computeIfAbsent(c.from, k -> new ArrayList<>()).add(c);
+        keyChunks.computeIfAbsent(requireBound(c), k -> new ArrayList<>()).add(c);
       } else {
-        ranges.put(c.from == null ? Long.MIN_VALUE : c.from, c);
+        ranges.put(c.from == null ? key.lowest() : c.from, c);
       }
     }
 
-    @Nullable Chunk range(long k) {
-      Entry<Long, Chunk> e = ranges.floorEntry(k);
+    private static Object requireBound(Chunk c) {
+      Object k = c.from;
+      if (k == null) {
+        throw new IllegalStateException(c + " is a key chunk without its key");
+      }
+      return k;
+    }
+
+    @Nullable Chunk range(Object k) {
+      Entry<Object, Chunk> e = ranges.floorEntry(k);
       return e != null && e.getValue().contains(k) ? e.getValue() : null;
     }
 
-    List<Chunk> keyed(long k) {
+    List<Chunk> keyed(Object k) {
       return keyChunks.getOrDefault(k, List.of());
     }
 
-    boolean writing(long k) {
+    boolean writing(Object k) {
       Chunk r = range(k);
       if (r != null && r.writing != null) {
         return true;
@@ -804,7 +817,7 @@ public final class ChunkTracker {
     }
 
     /** Whether a chunk holding {@code k} is done at a watermark after {@code lsn}. */
-    boolean doneAfter(long k, Lsn lsn) {
+    boolean doneAfter(Object k, Lsn lsn) {
       Chunk r = range(k);
       if (r != null && r.watermark != null && r.watermark.compareTo(lsn) > 0) {
         return true;
@@ -818,13 +831,13 @@ public final class ChunkTracker {
     }
 
     /** Whether the destination holds {@code k}'s row as the source has it (a chunk is done). */
-    boolean done(long k) {
+    boolean done(Object k) {
       Chunk r = range(k);
       return r == null || r.watermark != null;
     }
 
     /** Whether a read still to come covers {@code k}. */
-    boolean readLater(long k) {
+    boolean readLater(Object k) {
       Chunk r = range(k);
       if (r != null && r.watermark == null) {
         return true;

@@ -89,8 +89,8 @@ final class ApplyStreamRole implements StreamRole {
       ReplicatedTableSchema schema,
       Lsn commitLsn,
       long xid,
-      @Nullable Long key,
-      @Nullable Long oldKey,
+      @Nullable Object key,
+      @Nullable Object oldKey,
       boolean partial) {
     return ctx.chunks.admit(schema.id(), commitLsn, xid, key, oldKey, partial);
   }

@@ -137,7 +137,7 @@ final class ChunkedCopier {
       UUID attempt)
       throws SQLException {
     long wanted = Math.max(1, Math.min(1L << 20, (totalBytes + chunkBytes - 1) / chunkBytes));
-    List<Long> splits = new ArrayList<>();
+    List<Object> splits = new ArrayList<>();
     if (wanted > 1) {
       // about 100 sampled keys per chunk, at least 10,000; TABLESAMPLE SYSTEM reads whole pages
       double sample = Math.max(10_000, 100 * wanted);
@@ -162,8 +162,8 @@ final class ChunkedCopier {
           if (rs.next() && rs.getArray(1) != null) {
             for (Object v : (Object[]) rs.getArray(1).getArray()) {
               if (v != null) {
-                long k = key.parse(v.toString());
-                if (splits.isEmpty() || splits.get(splits.size() - 1) < k) {
+                Object k = key.parse(v.toString());
+                if (splits.isEmpty() || key.order().compare(splits.get(splits.size() - 1), k) < 0) {
                   splits.add(k);
                 }
               }
@@ -173,18 +173,20 @@ final class ChunkedCopier {
       }
     }
     List<ChunkRecord> chunks = new ArrayList<>();
-    Long from = null;
-    for (Long s : splits) {
+    Object from = null;
+    for (Object s : splits) {
       chunks.add(
-          ChunkRecord.planned(attempt, chunks.size(), ChunkKind.RANGE, bound(from), bound(s)));
+          ChunkRecord.planned(
+              attempt, chunks.size(), ChunkKind.RANGE, bound(key, from), bound(key, s)));
       from = s;
     }
-    chunks.add(ChunkRecord.planned(attempt, chunks.size(), ChunkKind.RANGE, bound(from), null));
+    chunks.add(
+        ChunkRecord.planned(attempt, chunks.size(), ChunkKind.RANGE, bound(key, from), null));
     return chunks;
   }
 
-  private static @Nullable List<String> bound(@Nullable Long v) {
-    return v == null ? null : List.of(Long.toString(v));
+  private static @Nullable List<String> bound(ChunkKey key, @Nullable Object v) {
+    return v == null ? null : List.of(key.format(v));
   }
 
   /**
