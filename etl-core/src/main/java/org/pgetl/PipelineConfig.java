@@ -145,8 +145,12 @@ public record PipelineConfig(
   /** Default {@code chunkedCopyMinBytes}: tables of 1 GiB and more are copied in chunks. */
   public static final long DEFAULT_CHUNKED_COPY_MIN_BYTES = 1024L * 1024 * 1024;
 
-  /** Default {@code copyChunkBytes}: 64 MiB, a few seconds of one connection's COPY. */
-  public static final long DEFAULT_COPY_CHUNK_BYTES = 64L * 1024 * 1024;
+  /**
+   * Default {@code copyChunkBytes}: 16 MiB, well under a second of one connection's COPY (a chunk's
+   * snapshot, and a change held while its chunk is written, last that long; see docs/benchmarks.md
+   * for 16 against 64 MiB).
+   */
+  public static final long DEFAULT_COPY_CHUNK_BYTES = 16L * 1024 * 1024;
 
   /** 2 s before the first timed retry. */
   public static final Duration DEFAULT_RETRY_DELAY = Duration.ofSeconds(2);
@@ -879,7 +883,7 @@ public record PipelineConfig(
     }
 
     /**
-     * Sets about how many bytes of a table one chunk holds (default 64 MiB).
+     * Sets about how many bytes of a table one chunk holds (default 16 MiB).
      *
      * @param value bytes, positive
      * @return this builder

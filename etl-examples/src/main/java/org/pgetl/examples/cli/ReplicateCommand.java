@@ -117,7 +117,7 @@ final class ReplicateCommand implements Callable<Integer> {
   @Option(
       names = "--copy-chunk-size",
       paramLabel = "SIZE",
-      defaultValue = "64MiB",
+      defaultValue = "16MiB",
       converter = Converters.SizeConverter.class,
       description = "About how much of a table one chunk holds (default: ${DEFAULT-VALUE}).")
   long copyChunkSize;

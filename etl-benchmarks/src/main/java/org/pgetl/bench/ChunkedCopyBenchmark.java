@@ -1,0 +1,367 @@
+package org.pgetl.bench;
+
+import static org.pgetl.bench.Bench.config;
+import static org.pgetl.bench.Bench.exec;
+import static org.pgetl.bench.Bench.fmt;
+import static org.pgetl.bench.Bench.loadavg;
+import static org.pgetl.bench.Bench.median;
+import static org.pgetl.bench.Bench.waitReady;
+
+import java.io.OutputStream;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.pgetl.PgConnectionConfig;
+import org.pgetl.Pipeline;
+import org.pgetl.PipelineConfig;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.StreamId;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
+import org.pgetl.model.Event;
+import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.store.MemoryStore;
+import org.pgetl.testkit.EmbeddedPostgres;
+import org.postgresql.PGConnection;
+
+/**
+ * A harness, not a test: the chunked copy of a large table against the one-snapshot copy of the
+ * same table, in one run on one embedded PostgreSQL 17 server with {@code fsync} on and the
+ * library's defaults otherwise, while a writer updates one random row of the table every 20 ms.
+ *
+ * <p>Per round and mode (the order rotating per round), from {@code Pipeline.start()}:
+ *
+ * <ul>
+ *   <li><b>copy</b>: to the table {@code READY} in the store, as rows/s, against the raw limit
+ *       measured in the same run: pgjdbc's binary {@code COPY TO STDOUT} of the whole table on one
+ *       connection, its bytes thrown away;
+ *   <li><b>longest snapshot</b>: the oldest {@code xact_start} of the pipeline's backends that hold
+ *       a snapshot ({@code backend_xmin}), sampled every 50 ms: how long vacuum was held back;
+ *   <li><b>update latency</b>: from each writer's commit returning to its update at the
+ *       destination, median and p90, for the updates committed while the copy ran that reach the
+ *       destination as events (one committed before the copy's snapshot, or before its chunk's
+ *       watermark, is in the copied rows instead). The one-snapshot copy sends them at its
+ *       catch-up, after the copy; the chunked copy at once, unless a change touches a chunk being
+ *       written (it is held until that chunk is durable).
+ * </ul>
+ *
+ * <p>The destination answers durable at once, counts rows and notes the time of each update it
+ * receives; it takes chunked copies. Modes: {@code snapshot} ({@code chunkedCopyMinBytes =
+ * Long.MAX_VALUE}), {@code chunked} (0, {@code copyChunkBytes} at its default of 16 MiB) and {@code
+ * chunked-64MiB}.
+ *
+ * <p>Run, after {@code mvn -B -q -pl etl-benchmarks -am package -DskipTests}: {@code java -cp
+ * etl-benchmarks/target/pgetl-benchmarks.jar org.pgetl.bench.ChunkedCopyBenchmark [rows rounds]}
+ * (default {@code 2000000 3}).
+ */
+public final class ChunkedCopyBenchmark {
+  private static final String COLUMNS =
+      "(id int8 PRIMARY KEY, qty int4, name text, price numeric(12,2), created timestamptz,"
+          + " attrs jsonb)";
+  private static final String ROW_VALUES =
+      "g, g % 500, 'customer ' || g || ' of the benchmark', g * 1.25,"
+          + " '2024-01-01'::timestamptz + g * interval '1 second',"
+          + " jsonb_build_object('tier', 'gold', 'score', g % 97)";
+  private static final long UPDATE_EVERY_MILLIS = 20;
+
+  private record Mode(String name, long minBytes, long chunkBytes) {}
+
+  private static final List<Mode> MODES =
+      List.of(
+          new Mode("snapshot", Long.MAX_VALUE, PipelineConfig.DEFAULT_COPY_CHUNK_BYTES),
+          new Mode("chunked", 0, PipelineConfig.DEFAULT_COPY_CHUNK_BYTES),
+          new Mode("chunked-64MiB", 0, 64L << 20));
+
+  private record Result(
+      double seconds,
+      double longestSnapshot,
+      double latencyP50,
+      double latencyP90,
+      int updates,
+      int committed) {}
+
+  private final EmbeddedPostgres pg;
+  private final int rows;
+  private final PgConnectionConfig source;
+
+  private ChunkedCopyBenchmark(EmbeddedPostgres pg, int rows) {
+    this.pg = pg;
+    this.rows = rows;
+    this.source = config(pg, "src");
+  }
+
+  /**
+   * Runs the harness.
+   *
+   * @param args rows, rounds
+   * @throws Exception on failure
+   */
+  public static void main(String[] args) throws Exception {
+    int rows = args.length > 0 ? Integer.parseInt(args[0]) : 2_000_000;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    System.out.printf(
+        Locale.ROOT,
+        "JVM %s, max heap %d MiB, %d CPUs, load average %s; copyConnectionsPerTable %d%n",
+        System.getProperty("java.vm.version"),
+        Runtime.getRuntime().maxMemory() >> 20,
+        Runtime.getRuntime().availableProcessors(),
+        loadavg(),
+        PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE);
+    try (EmbeddedPostgres pg =
+        EmbeddedPostgres.builder()
+            .version(17)
+            .setting("fsync", "on")
+            .setting("wal_sender_timeout", "60s")
+            .start()) {
+      new ChunkedCopyBenchmark(pg, rows).run(rounds);
+    }
+  }
+
+  private void run(int rounds) throws Exception {
+    pg.createDatabase("src");
+    try (Connection c = pg.connect("src")) {
+      exec(
+          c,
+          "CREATE TABLE bench " + COLUMNS,
+          "INSERT INTO bench SELECT " + ROW_VALUES + " FROM generate_series(1, " + rows + ") g",
+          "VACUUM ANALYZE bench",
+          "CREATE PUBLICATION pub FOR TABLE bench");
+      try (Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT pg_size_pretty(pg_table_size('bench'))")) {
+        rs.next();
+        System.out.printf(
+            Locale.ROOT,
+            "PostgreSQL %s, fsync on; table of %,d rows, %s%n",
+            pg.serverVersion(),
+            rows,
+            rs.getString(1));
+      }
+    }
+    List<Double> raw = new ArrayList<>();
+    List<List<Result>> results = new ArrayList<>();
+    for (int m = 0; m < MODES.size(); m++) {
+      results.add(new ArrayList<>());
+    }
+    for (int r = 0; r < rounds; r++) {
+      raw.add(rawCopy());
+      for (int i = 0; i < MODES.size(); i++) {
+        int m = (i + r) % MODES.size();
+        Result res = copy(MODES.get(m), r);
+        results.get(m).add(res);
+        System.out.printf(
+            Locale.ROOT,
+            "round %d %-14s copy %s rows/s (%.1f s), longest snapshot %.1f s, %d of %d updates"
+                + " during the copy sent as events: latency p50 %.0f ms, p90 %.0f ms (load %s)%n",
+            r + 1,
+            MODES.get(m).name(),
+            fmt(rows / res.seconds()),
+            res.seconds(),
+            res.longestSnapshot(),
+            res.updates(),
+            res.committed(),
+            res.latencyP50(),
+            res.latencyP90(),
+            loadavg());
+      }
+      System.out.printf(
+          Locale.ROOT, "round %d raw COPY, 1 connection: %s rows/s%n", r + 1, fmt(raw.get(r)));
+    }
+    double rawRate = median(raw);
+    System.out.printf(Locale.ROOT, "medians (raw COPY, 1 connection: %s rows/s):%n", fmt(rawRate));
+    for (int m = 0; m < MODES.size(); m++) {
+      List<Result> rs = results.get(m);
+      double rate = median(rs.stream().map(x -> rows / x.seconds()).toList());
+      System.out.printf(
+          Locale.ROOT,
+          "  %-14s copy %s rows/s (%.2fx raw), longest snapshot %.1f s, update latency p50 %.0f"
+              + " ms, p90 %.0f ms%n",
+          MODES.get(m).name(),
+          fmt(rate),
+          rate / rawRate,
+          median(rs.stream().map(Result::longestSnapshot).toList()),
+          median(rs.stream().map(Result::latencyP50).toList()),
+          median(rs.stream().map(Result::latencyP90).toList()));
+    }
+  }
+
+  /** pgjdbc's binary COPY of the whole table, one connection, bytes discarded: rows/s. */
+  private double rawCopy() throws Exception {
+    try (Connection c = pg.connect("src")) {
+      long start = System.nanoTime();
+      long n =
+          c.unwrap(PGConnection.class)
+              .getCopyAPI()
+              .copyOut("COPY bench TO STDOUT (FORMAT binary)", OutputStream.nullOutputStream());
+      double seconds = (System.nanoTime() - start) / 1e9;
+      if (n != rows) {
+        throw new IllegalStateException("raw COPY read " + n + " rows, not " + rows);
+      }
+      return n / seconds;
+    }
+  }
+
+  private Result copy(Mode mode, int round) throws Exception {
+    String id = "bench_" + mode.name().replace('-', '_').toLowerCase(Locale.ROOT) + round;
+    try (Connection src = pg.connect("src")) {
+      exec(src, "CHECKPOINT");
+    }
+    MemoryStore store = new MemoryStore(id);
+    PipelineConfig config =
+        PipelineConfig.builder()
+            .pipelineId(id)
+            .publication("pub")
+            .source(source)
+            .chunkedCopyMinBytes(mode.minBytes())
+            .copyChunkBytes(mode.chunkBytes())
+            .build();
+    Timing dest = new Timing();
+    AtomicBoolean stop = new AtomicBoolean();
+    Map<Long, Long> committed = new ConcurrentHashMap<>();
+    AtomicLong longestSnapshotMillis = new AtomicLong();
+    Thread writer = new Thread(() -> update(stop, committed, round), "bench-writer");
+    Thread watcher = new Thread(() -> watch(stop, id, longestSnapshotMillis), "bench-watcher");
+    double seconds;
+    try (Pipeline p = Pipeline.create(config, store, dest)) {
+      long start = System.nanoTime();
+      writer.start();
+      watcher.start();
+      p.start();
+      waitReady(store, 1);
+      seconds = (System.nanoTime() - start) / 1e9;
+      stop.set(true);
+      writer.join();
+      watcher.join();
+      // an update committed before the copy's snapshot (or its chunk's) is in the copied rows, not
+      // an event; the others arrive: wait until no more come for a second
+      int seen = -1;
+      while (dest.updates.size() != seen) {
+        seen = dest.updates.size();
+        TimeUnit.SECONDS.sleep(1);
+      }
+    } finally {
+      stop.set(true);
+    }
+    try (Connection src = pg.connect("src")) {
+      exec(
+          src,
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+              + " WHERE slot_name LIKE 'pgetl_%' AND NOT active");
+    }
+    if (dest.copied.get() < rows) {
+      throw new IllegalStateException(dest.copied.get() + " rows copied, not " + rows);
+    }
+    List<Double> latencies = new ArrayList<>();
+    committed.forEach(
+        (k, at) -> {
+          Long arrived = dest.updates.get(k);
+          if (arrived != null) {
+            latencies.add((arrived - at) / 1e6);
+          }
+        });
+    latencies.sort(null);
+    double p50 = latencies.isEmpty() ? 0 : latencies.get(latencies.size() / 2);
+    double p90 = latencies.isEmpty() ? 0 : latencies.get(latencies.size() * 9 / 10);
+    return new Result(
+        seconds, longestSnapshotMillis.get() / 1e3, p50, p90, latencies.size(), committed.size());
+  }
+
+  /** One-row updates of distinct random keys every 20 ms; notes each commit's return. */
+  private void update(AtomicBoolean stop, Map<Long, Long> committed, int round) {
+    Random random = new Random(round);
+    try (Connection c = pg.connect("src");
+        Statement st = c.createStatement()) {
+      while (!stop.get()) {
+        long k = 1L + random.nextInt(rows);
+        if (committed.containsKey(k)) {
+          continue;
+        }
+        st.executeUpdate("UPDATE bench SET qty = qty + 1 WHERE id = " + k);
+        committed.put(k, System.nanoTime());
+        TimeUnit.MILLISECONDS.sleep(UPDATE_EVERY_MILLIS);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Samples the age of the pipeline's oldest snapshot-holding transaction every 50 ms. */
+  private void watch(AtomicBoolean stop, String id, AtomicLong longestMillis) {
+    try (Connection c = pg.connect("src");
+        Statement st = c.createStatement()) {
+      while (!stop.get()) {
+        try (ResultSet rs =
+            st.executeQuery(
+                "SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)), 0)"
+                    + " FROM pg_stat_activity WHERE backend_xmin IS NOT NULL"
+                    + " AND application_name LIKE 'pgetl:%:"
+                    + id
+                    + ":%'")) {
+          rs.next();
+          longestMillis.accumulateAndGet((long) (rs.getDouble(1) * 1000), Math::max);
+        }
+        TimeUnit.MILLISECONDS.sleep(50);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Answers durable at once; counts copied rows and notes when each update's key arrives. */
+  private static final class Timing implements Destination {
+    final AtomicLong copied = new AtomicLong();
+    final Map<Long, Long> updates = new ConcurrentHashMap<>();
+
+    @Override
+    public String name() {
+      return "timing";
+    }
+
+    @Override
+    public boolean supportsChunkedCopy() {
+      return true;
+    }
+
+    @Override
+    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+      copied.set(0);
+      result.durable();
+    }
+
+    @Override
+    public void writeTableRows(
+        ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
+      if (write instanceof TableCopyWrite.Batch b) {
+        copied.addAndGet(b.rows().size());
+      }
+      result.durable();
+    }
+
+    @Override
+    public void writeEvents(
+        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
+      long now = System.nanoTime();
+      for (Event e : events) {
+        if (e instanceof Event.Update u && u.row().get(0) instanceof Number k) {
+          updates.putIfAbsent(k.longValue(), now);
+        }
+      }
+      result.durable();
+    }
+  }
+}
