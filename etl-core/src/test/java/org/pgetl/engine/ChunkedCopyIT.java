@@ -395,4 +395,34 @@ class ChunkedCopyIT {
       load.join();
     }
   }
+
+  /**
+   * A table large enough to be copied in chunks whose key cannot split it (a text key) is copied
+   * under one snapshot, and the log says why.
+   */
+  @Test
+  void aTableWhoseKeyCannotBeSplitIsCopiedUnderOneSnapshotAndTheLogSaysWhy(TestDatabase db)
+      throws Exception {
+    db.execute(
+        "CREATE TABLE cx (code text PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO cx SELECT 'k' || g, g FROM generate_series(1, 2000) g",
+        "CREATE PUBLICATION pub_cx FOR TABLE cx");
+    MemoryStore store = new MemoryStore("cx");
+    RecordingDestination dest = destination();
+    try (LogCapture log = new LogCapture();
+        Pipeline p = Pipeline.create(chunked(db, "cx", "pub_cx").build(), store, dest)) {
+      p.start();
+      awaitAllReady(store, 1);
+      db.execute("UPDATE cx SET v = -v WHERE v % 10 = 0");
+      dest.awaitRowsEqual(name("cx"), sourceRows(db, "cx"), WAIT);
+      assertThat(dest.count(DestinationOperation.CHUNK_END, name("cx"))).isZero();
+      assertThat(dest.count(DestinationOperation.FINISH, name("cx"))).isEqualTo(1);
+      assertThat(
+              log.count(
+                  "public.cx",
+                  "is copied under one snapshot, not in chunks",
+                  "the first column of its key is not smallint, integer, bigint or uuid"))
+          .isEqualTo(1);
+    }
+  }
 }

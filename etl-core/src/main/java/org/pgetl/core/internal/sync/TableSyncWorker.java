@@ -356,11 +356,26 @@ public final class TableSyncWorker {
             && catalog.partitionLeaves(table).stream().allMatch(table::equals)
             && ctx.config.tableCopy().shouldCopy(current.name());
     if (stored.isEmpty()) {
-      if (!possible || ctx.config.chunkedCopyMinBytes() == Long.MAX_VALUE) {
+      if (ctx.config.chunkedCopyMinBytes() == Long.MAX_VALUE
+          || !ctx.config.tableCopy().shouldCopy(current.name())) {
         return false;
       }
       TableSize size = catalog.tableSize(table);
       if (size.totalBytes() < ctx.config.chunkedCopyMinBytes()) {
+        return false;
+      }
+      if (!possible) {
+        // large enough to be copied in chunks: say why it is not
+        LOG.info(
+            "pipeline {}: {} ({} MiB) is copied under one snapshot, not in chunks: {}",
+            pipelineId,
+            current.name(),
+            size.totalBytes() >> 20,
+            !ctx.destination.supportsChunkedCopy()
+                ? "the destination does not take chunked copies"
+                : !ctx.streams.messages()
+                    ? "the source is older than PostgreSQL 14"
+                    : key.isEmpty() ? ChunkKey.whyNot(current) : "it is partitioned");
         return false;
       }
     } else if (!possible) {
