@@ -38,6 +38,15 @@ final class Bench {
         .build();
   }
 
+  /** Starts the harnesses' PostgreSQL 17 server: fsync on, a walsender timeout of 60 s. */
+  static EmbeddedPostgres postgres17() {
+    return EmbeddedPostgres.builder()
+        .version(17)
+        .setting("fsync", "on")
+        .setting("wal_sender_timeout", "60s")
+        .start();
+  }
+
   /** Runs statements one by one. */
   static void exec(Connection c, String... sql) throws SQLException {
     try (Statement st = c.createStatement()) {

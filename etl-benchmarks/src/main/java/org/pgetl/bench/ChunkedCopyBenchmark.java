@@ -119,12 +119,7 @@ public final class ChunkedCopyBenchmark {
         Runtime.getRuntime().availableProcessors(),
         loadavg(),
         PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE);
-    try (EmbeddedPostgres pg =
-        EmbeddedPostgres.builder()
-            .version(17)
-            .setting("fsync", "on")
-            .setting("wal_sender_timeout", "60s")
-            .start()) {
+    try (EmbeddedPostgres pg = Bench.postgres17()) {
       new ChunkedCopyBenchmark(pg, rows).run(rounds);
     }
   }

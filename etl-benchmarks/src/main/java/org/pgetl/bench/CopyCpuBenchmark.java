@@ -123,12 +123,7 @@ public final class CopyCpuBenchmark {
         PipelineConfig.DEFAULT_BATCH_MAX_BYTES >> 20,
         rows,
         rounds);
-    try (EmbeddedPostgres pg =
-        EmbeddedPostgres.builder()
-            .version(17)
-            .setting("fsync", "on")
-            .setting("wal_sender_timeout", "60s")
-            .start()) {
+    try (EmbeddedPostgres pg = Bench.postgres17()) {
       pg.createDatabase("bench");
       PgConnectionConfig source = Bench.config(pg, "bench");
       try (Connection c = pg.connect("bench")) {

@@ -173,27 +173,48 @@ class ChunkedCopyIT {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger n = new AtomicInteger();
     Thread load = load(db, "ck", 20_000, stop, n);
-    try (Pipeline p = Pipeline.create(chunked(db, "ck", "pub_ck").build(), store, dest)) {
-      await().atMost(WAIT).until(() -> n.get() > 50);
-      p.start();
-      awaitChunkEnds(p, dest, "ck", 1);
-      awaitAllReady(store, 1);
-      stop.set(true);
-      load.join();
-      db.execute("INSERT INTO ck VALUES (-1, -1, 'marker')");
-      dest.awaitRowsEqual(name("ck"), sourceRows(db, "ck"), WAIT);
+    try {
+      copyUnderLoad(db, "ck", "(-1, -1, 'marker')", store, dest, stop, n, load);
       assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, name("ck"))).isEqualTo(1);
-      // 20,000 rows of about 150 bytes in 64 kB chunks: about 40 of them, and re-reads
-      assertThat(dest.count(DestinationOperation.CHUNK_END, name("ck"))).isGreaterThan(20);
       assertThat(dest.count(DestinationOperation.FINISH, name("ck"))).isEqualTo(1);
-      assertThat(store.tableStateHistory(ck).stream().map(TableState::type))
-          .doesNotContain(TableState.Type.FINISHED_COPY, TableState.Type.SYNC_DONE);
       assertThat(store.chunks(ck)).isEmpty();
-      assertThat(dest.violations()).isEmpty();
-      assertThat(dest.anomalies()).isEmpty();
     } finally {
       stop.set(true);
       load.join();
+    }
+  }
+
+  /**
+   * Starts a chunked pipeline once the load runs, waits for the table to be ready, stops the load
+   * and writes a marker row; then the destination must equal the source, the table must have gone
+   * from DataSync to Ready in many chunks, and nothing the contract does not allow may have
+   * happened.
+   */
+  private static void copyUnderLoad(
+      TestDatabase db,
+      String table,
+      String markerValues,
+      MemoryStore store,
+      RecordingDestination dest,
+      AtomicBoolean stop,
+      AtomicInteger n,
+      Thread load)
+      throws Exception {
+    try (Pipeline p = Pipeline.create(chunked(db, table, "pub_" + table).build(), store, dest)) {
+      await().atMost(WAIT).until(() -> n.get() > 50);
+      p.start();
+      awaitChunkEnds(p, dest, table, 1);
+      awaitAllReady(store, 1);
+      stop.set(true);
+      load.join();
+      db.execute("INSERT INTO " + table + " VALUES " + markerValues);
+      dest.awaitRowsEqual(name(table), sourceRows(db, table), WAIT);
+      // 20,000 rows of about 150 bytes in 64 kB chunks: about 40 of them, and re-reads
+      assertThat(dest.count(DestinationOperation.CHUNK_END, name(table))).isGreaterThan(20);
+      assertThat(store.tableStateHistory(oid(db, table)).stream().map(TableState::type))
+          .doesNotContain(TableState.Type.FINISHED_COPY, TableState.Type.SYNC_DONE);
+      assertThat(dest.violations()).isEmpty();
+      assertThat(dest.anomalies()).isEmpty();
     }
   }
 
@@ -333,7 +354,6 @@ class ChunkedCopyIT {
             + rows
             + ") g",
         "CREATE PUBLICATION pub_cu FOR TABLE cu");
-    TableId cu = oid(db, "cu");
     MemoryStore store = new MemoryStore("cu");
     RecordingDestination dest = destination();
     AtomicBoolean stop = new AtomicBoolean();
@@ -376,20 +396,16 @@ class ChunkedCopyIT {
               }
             });
     load.start();
-    try (Pipeline p = Pipeline.create(chunked(db, "cu", "pub_cu").build(), store, dest)) {
-      await().atMost(WAIT).until(() -> n.get() > 50);
-      p.start();
-      awaitChunkEnds(p, dest, "cu", 1);
-      awaitAllReady(store, 1);
-      stop.set(true);
-      load.join();
-      db.execute("INSERT INTO cu VALUES ('ffffffff-ffff-ffff-ffff-ffffffffffff', -1, 'marker')");
-      dest.awaitRowsEqual(name("cu"), sourceRows(db, "cu"), WAIT);
-      assertThat(dest.count(DestinationOperation.CHUNK_END, name("cu"))).isGreaterThan(20);
-      assertThat(store.tableStateHistory(cu).stream().map(TableState::type))
-          .doesNotContain(TableState.Type.FINISHED_COPY, TableState.Type.SYNC_DONE);
-      assertThat(dest.violations()).isEmpty();
-      assertThat(dest.anomalies()).isEmpty();
+    try {
+      copyUnderLoad(
+          db,
+          "cu",
+          "('ffffffff-ffff-ffff-ffff-ffffffffffff', -1, 'marker')",
+          store,
+          dest,
+          stop,
+          n,
+          load);
     } finally {
       stop.set(true);
       load.join();
