@@ -2,6 +2,7 @@ package org.pgetl.kafka.connect;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -11,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,7 +48,9 @@ import org.jspecify.annotations.Nullable;
  * JsonRecordEncoderTest} compares both, byte for byte, for every record kind and schema type. With
  * schemas, the envelope {@code {"schema":...,"payload":...}} is joined from the schema's bytes,
  * serialized once per schema instance by a {@code JsonConverter}, and the payload's; that is
- * exactly what the converter's one tree serializes to.
+ * exactly what the converter's one tree serializes to. Field names are encoded once per schema, and
+ * a struct instance written again (the copied rows of a batch share one {@code source} block) is
+ * written from the JSON kept the second time it came; a struct must not change once encoded.
  *
  * <p>Thread-safe: a generator per call from a shared {@code JsonFactory}; the schema bytes are in a
  * concurrent map.
@@ -83,6 +88,11 @@ final class JsonRecordEncoder {
   private final JsonConverter schemaConverter;
   private final JsonSerializer serializer = new JsonSerializer();
   private final Map<SchemaRef, byte[]> schemaBytes = new ConcurrentHashMap<>();
+  private final Map<SchemaRef, SerializedString[]> fieldNames = new ConcurrentHashMap<>();
+  // per thread and struct schema: the struct value of the schema written last and, once it came
+  // twice, its JSON
+  private final ThreadLocal<IdentityHashMap<Schema, Repeated>> repeated =
+      ThreadLocal.withInitial(IdentityHashMap::new);
 
   /**
    * Creates an encoder.
@@ -191,17 +201,19 @@ final class JsonRecordEncoder {
           if (struct.schema() != schema && !struct.schema().equals(schema)) {
             throw new DataException("Mismatching schema.");
           }
-          g.writeStartObject();
-          for (Field field : struct.schema().fields()) {
-            g.writeFieldName(field.name());
-            // the stored value, not the field's default (the converter's getWithoutDefault)
-            Object v =
-                field.schema().defaultValue() == null
-                    ? struct.get(field)
-                    : struct.getWithoutDefault(field.name());
-            write(g, field.schema(), v);
+          Repeated r = repeated(struct.schema());
+          if (r.holds(struct)) {
+            // the same struct again (a copy batch's rows share their source block): its JSON
+            // once, then its bytes; the records' structs never change once made
+            if (r.json == null) {
+              r.json = new SerializedString(json(struct));
+            }
+            g.writeRawValue(r.json);
+            return;
           }
-          g.writeEndObject();
+          r.struct = struct;
+          r.json = null;
+          writeStruct(g, struct);
         }
       }
     } catch (ClassCastException e) {
@@ -211,6 +223,77 @@ final class JsonRecordEncoder {
               + ": "
               + value.getClass(),
           e);
+    }
+  }
+
+  private void writeStruct(JsonGenerator g, Struct struct) throws IOException {
+    List<Field> fields = struct.schema().fields();
+    SerializedString[] names = fieldNames(struct.schema(), fields);
+    g.writeStartObject();
+    for (int i = 0; i < names.length; i++) {
+      Field field = fields.get(i);
+      g.writeFieldName(names[i]);
+      // the stored value, not the field's default (the converter's getWithoutDefault)
+      Object v =
+          field.schema().defaultValue() == null
+              ? struct.get(field)
+              : struct.getWithoutDefault(field.name());
+      write(g, field.schema(), v);
+    }
+    g.writeEndObject();
+  }
+
+  /** A struct's JSON on its own, as {@link #writeStruct} writes it into a record. */
+  private String json(Struct struct) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+    try (JsonGenerator g = factory.createGenerator(out)) {
+      writeStruct(g, struct);
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  /** A schema's field names, encoded once (a record writes every name of every struct). */
+  private SerializedString[] fieldNames(Schema schema, List<Field> fields) {
+    SchemaRef ref = new SchemaRef(schema);
+    SerializedString[] names = fieldNames.get(ref);
+    if (names == null) {
+      if (fieldNames.size() >= SCHEMA_CACHE_LIMIT) {
+        fieldNames.clear();
+      }
+      names = new SerializedString[fields.size()];
+      for (int i = 0; i < names.length; i++) {
+        names[i] = new SerializedString(fields.get(i).name());
+      }
+      fieldNames.put(ref, names);
+    }
+    return names;
+  }
+
+  private Repeated repeated(Schema schema) {
+    IdentityHashMap<Schema, Repeated> bySchema = repeated.get();
+    Repeated r = bySchema.get(schema);
+    if (r == null) {
+      if (bySchema.size() >= SCHEMA_CACHE_LIMIT) {
+        bySchema.clear();
+      }
+      r = new Repeated();
+      bySchema.put(schema, r);
+    }
+    return r;
+  }
+
+  /**
+   * The last struct value of a schema a thread wrote, and its JSON once it was written twice in a
+   * row.
+   */
+  private static final class Repeated {
+    @Nullable Struct struct;
+    @Nullable SerializedString json;
+
+    // the same instance, not an equal struct: only an instance is known not to have changed
+    @SuppressWarnings("ReferenceEquality")
+    boolean holds(Struct s) {
+      return struct == s;
     }
   }
 
