@@ -197,23 +197,23 @@ final class JsonRecordEncoder {
         }
         case MAP -> writeMap(g, schema, (Map<?, ?>) value);
         case STRUCT -> {
-          Struct struct = (Struct) value;
-          if (struct.schema() != schema && !struct.schema().equals(schema)) {
+          Schema own = value instanceof UncheckedStruct u ? u.schema() : ((Struct) value).schema();
+          if (own != schema && !own.equals(schema)) {
             throw new DataException("Mismatching schema.");
           }
-          Repeated r = repeated(struct.schema());
-          if (r.holds(struct)) {
+          Repeated r = repeated(own);
+          if (r.holds(value)) {
             // the same struct again (a copy batch's rows share their source block): its JSON
             // once, then its bytes; the records' structs never change once made
             if (r.json == null) {
-              r.json = new SerializedString(json(struct));
+              r.json = new SerializedString(json(own, value));
             }
             g.writeRawValue(r.json);
             return;
           }
-          r.struct = struct;
+          r.struct = value;
           r.json = null;
-          writeStruct(g, struct);
+          writeStruct(g, own, value);
         }
       }
     } catch (ClassCastException e) {
@@ -226,28 +226,35 @@ final class JsonRecordEncoder {
     }
   }
 
-  private void writeStruct(JsonGenerator g, Struct struct) throws IOException {
-    List<Field> fields = struct.schema().fields();
-    SerializedString[] names = fieldNames(struct.schema(), fields);
+  /** A {@link Struct}'s or an {@link UncheckedStruct}'s fields, as the converter writes them. */
+  private void writeStruct(JsonGenerator g, Schema schema, Object value) throws IOException {
+    List<Field> fields = schema.fields();
+    SerializedString[] names = fieldNames(schema, fields);
     g.writeStartObject();
     for (int i = 0; i < names.length; i++) {
       Field field = fields.get(i);
       g.writeFieldName(names[i]);
       // the stored value, not the field's default (the converter's getWithoutDefault)
-      Object v =
-          field.schema().defaultValue() == null
-              ? struct.get(field)
-              : struct.getWithoutDefault(field.name());
+      Object v;
+      if (value instanceof UncheckedStruct u) {
+        v = u.get(field);
+      } else {
+        Struct struct = (Struct) value;
+        v =
+            field.schema().defaultValue() == null
+                ? struct.get(field)
+                : struct.getWithoutDefault(field.name());
+      }
       write(g, field.schema(), v);
     }
     g.writeEndObject();
   }
 
   /** A struct's JSON on its own, as {@link #writeStruct} writes it into a record. */
-  private String json(Struct struct) throws IOException {
+  private String json(Schema schema, Object value) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream(512);
     try (JsonGenerator g = factory.createGenerator(out)) {
-      writeStruct(g, struct);
+      writeStruct(g, schema, value);
     }
     return out.toString(StandardCharsets.UTF_8);
   }
@@ -287,12 +294,12 @@ final class JsonRecordEncoder {
    * row.
    */
   private static final class Repeated {
-    @Nullable Struct struct;
+    @Nullable Object struct;
     @Nullable SerializedString json;
 
     // the same instance, not an equal struct: only an instance is known not to have changed
     @SuppressWarnings("ReferenceEquality")
-    boolean holds(Struct s) {
+    boolean holds(Object s) {
       return struct == s;
     }
   }

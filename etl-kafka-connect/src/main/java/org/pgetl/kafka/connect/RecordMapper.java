@@ -11,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.connect.data.Schema;
-import org.apache.kafka.connect.data.Struct;
 import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
@@ -178,7 +177,8 @@ final class RecordMapper {
                       settings.topics().topic(s.name()),
                       settings.decimals(),
                       settings.arrays(),
-                      settings.unavailableValuePlaceholder()));
+                      settings.unavailableValuePlaceholder(),
+                      encoder != null));
     }
     return t;
   }
@@ -232,10 +232,10 @@ final class RecordMapper {
     CopyPosition position = copy.position();
     Lsn lsn = position != null ? position.lsn() : schema.tableSchema().snapshotLsn();
     Long xmin = position == null ? null : position.xmin();
-    Struct rest = null;
+    @Nullable Object rest = null;
     boolean first = true;
     for (TableRow row : batch.rows()) {
-      Struct source;
+      Object source;
       if (first && !firstMarker.equals(SNAPSHOT_TRUE)) {
         source = copySource(schema, now, firstMarker, lsn, xmin);
       } else {
@@ -245,7 +245,7 @@ final class RecordMapper {
         source = rest;
       }
       first = false;
-      Struct after = t.row(row::get);
+      Object after = t.row(row::get);
       sink.add(
           t.topic,
           t.keySchema,
@@ -256,10 +256,10 @@ final class RecordMapper {
     }
   }
 
-  private Struct copySource(
+  private Object copySource(
       ReplicatedTableSchema schema, Instant now, String marker, Lsn lsn, @Nullable Long xmin) {
-    Struct s = source(schema, now, marker, null, lsn.isZero() ? null : lsn, null, null);
-    s.put("xmin", xmin);
+    Object s = source(schema, now, marker, null, lsn.isZero() ? null : lsn, null, null);
+    UncheckedStruct.put(s, "xmin", xmin);
     return s;
   }
 
@@ -313,7 +313,7 @@ final class RecordMapper {
   private void insert(StreamId stream, Event.Insert e, Sink sink) {
     TableRecords t = table(e.table());
     Tx tx = tx(stream, e);
-    Struct after = t.row(e.row()::get);
+    Object after = t.row(e.row()::get);
     sink.add(
         t.topic,
         t.keySchema,
@@ -327,12 +327,12 @@ final class RecordMapper {
     TableRecords t = table(e.table());
     Tx tx = tx(stream, e);
     long ts = tx.commitTime.toEpochMilli();
-    Struct source = source(e.table(), e, tx);
-    Struct after = t.row(e.row());
-    Struct key = t.keyOfRow(i -> e.row().isPresent(i) ? e.row().get(i) : null);
-    Struct before = t.before(e.oldRow());
+    Object source = source(e.table(), e, tx);
+    Object after = t.row(e.row());
+    Object key = t.keyOfRow(i -> e.row().isPresent(i) ? e.row().get(i) : null);
+    Object before = t.before(e.oldRow());
     if (t.hasKey() && e.oldRow() != null) {
-      Struct oldKey = t.keyOfOld(e.oldRow());
+      Object oldKey = t.keyOfOld(e.oldRow());
       if (oldKey != null && !oldKey.equals(key)) {
         // the key changed: the old key's row is gone, a row under the new key appears
         sink.add(
@@ -368,7 +368,7 @@ final class RecordMapper {
     TableRecords t = table(e.table());
     Tx tx = tx(stream, e);
     long ts = tx.commitTime.toEpochMilli();
-    Struct key = t.keyOfOld(e.oldRow());
+    Object key = t.keyOfOld(e.oldRow());
     sink.add(
         t.topic,
         t.keySchema,
@@ -420,24 +420,25 @@ final class RecordMapper {
    * provide.transaction.metadata}): its id {@code <xid>:<commit LSN>}, the record's position in the
    * transaction and among the transaction's records of its table, both from 1.
    */
-  private @Nullable Struct transaction(Tx tx, ReplicatedTableSchema table, Event e) {
+  private @Nullable Object transaction(Tx tx, ReplicatedTableSchema table, Event e) {
     if (!settings.transactionMetadata()) {
       return null;
     }
     tx.totalOrder++;
     long tableOrder = tx.tableOrders.merge(table.id(), 1L, Long::sum);
-    Struct s = new Struct(TableRecords.TRANSACTION_SCHEMA);
-    s.put("id", (tx.xid < 0 ? "" : Long.toString(tx.xid)) + ":" + e.startLsn().value());
-    s.put("total_order", tx.totalOrder);
-    s.put("data_collection_order", tableOrder);
+    Object s = UncheckedStruct.of(TableRecords.TRANSACTION_SCHEMA, encoder != null);
+    UncheckedStruct.put(
+        s, "id", (tx.xid < 0 ? "" : Long.toString(tx.xid)) + ":" + e.startLsn().value());
+    UncheckedStruct.put(s, "total_order", tx.totalOrder);
+    UncheckedStruct.put(s, "data_collection_order", tableOrder);
     return s;
   }
 
-  private Struct source(ReplicatedTableSchema table, Event e, Tx tx) {
+  private Object source(ReplicatedTableSchema table, Event e, Tx tx) {
     return source(table, tx.commitTime, SNAPSHOT_FALSE, tx.xid, e.startLsn(), tx.previousCommit, e);
   }
 
-  private Struct source(
+  private Object source(
       ReplicatedTableSchema table,
       Instant ts,
       String snapshot,
@@ -445,22 +446,22 @@ final class RecordMapper {
       @Nullable Lsn lsn,
       @Nullable Lsn previousCommit,
       @Nullable Event e) {
-    Struct s = new Struct(TableRecords.SOURCE_SCHEMA);
-    s.put("version", settings.version());
-    s.put("connector", "pgetl");
-    s.put("name", settings.pipelineId());
-    s.put("ts_ms", ts.toEpochMilli());
-    s.put("snapshot", snapshot);
-    s.put("db", settings.database());
-    s.put("sequence", sequence(previousCommit, lsn));
-    s.put("ts_us", TableRecords.micros(ts));
-    s.put("ts_ns", TableRecords.nanos(ts));
-    s.put("schema", table.name().schema());
-    s.put("table", table.name().name());
-    s.put("txId", xid == null || xid < 0 ? null : xid);
-    s.put("lsn", lsn == null || lsn.isZero() ? null : lsn.value());
-    s.put("commit_lsn", e == null ? null : e.commitLsn().value());
-    s.put("tx_ordinal", e == null ? null : e.txOrdinal());
+    Object s = UncheckedStruct.of(TableRecords.SOURCE_SCHEMA, encoder != null);
+    UncheckedStruct.put(s, "version", settings.version());
+    UncheckedStruct.put(s, "connector", "pgetl");
+    UncheckedStruct.put(s, "name", settings.pipelineId());
+    UncheckedStruct.put(s, "ts_ms", ts.toEpochMilli());
+    UncheckedStruct.put(s, "snapshot", snapshot);
+    UncheckedStruct.put(s, "db", settings.database());
+    UncheckedStruct.put(s, "sequence", sequence(previousCommit, lsn));
+    UncheckedStruct.put(s, "ts_us", TableRecords.micros(ts));
+    UncheckedStruct.put(s, "ts_ns", TableRecords.nanos(ts));
+    UncheckedStruct.put(s, "schema", table.name().schema());
+    UncheckedStruct.put(s, "table", table.name().name());
+    UncheckedStruct.put(s, "txId", xid == null || xid < 0 ? null : xid);
+    UncheckedStruct.put(s, "lsn", lsn == null || lsn.isZero() ? null : lsn.value());
+    UncheckedStruct.put(s, "commit_lsn", e == null ? null : e.commitLsn().value());
+    UncheckedStruct.put(s, "tx_ordinal", e == null ? null : e.txOrdinal());
     return s;
   }
 

@@ -106,6 +106,8 @@ final class TableRecords {
   private final Field transaction;
   private final Field unchangedToast;
   private final @Nullable String placeholder;
+  // records serialized on the pipeline's threads: UncheckedStruct instead of Struct
+  private final boolean unchecked;
 
   TableRecords(
       ReplicatedTableSchema table,
@@ -113,6 +115,23 @@ final class TableRecords {
       ColumnMapping.DecimalMode decimals,
       ColumnMapping.ArrayMode arrays,
       @Nullable String placeholder) {
+    this(table, topic, decimals, arrays, placeholder, false);
+  }
+
+  /**
+   * Creates the schemas of a table version.
+   *
+   * @param unchecked whether its records are serialized by {@link JsonRecordEncoder} (their structs
+   *     are {@link UncheckedStruct}s) rather than handed to Connect ({@link Struct}s)
+   */
+  TableRecords(
+      ReplicatedTableSchema table,
+      String topic,
+      ColumnMapping.DecimalMode decimals,
+      ColumnMapping.ArrayMode arrays,
+      @Nullable String placeholder,
+      boolean unchecked) {
+    this.unchecked = unchecked;
     this.table = table;
     this.placeholder = placeholder;
     this.topic = topic;
@@ -195,13 +214,14 @@ final class TableRecords {
   }
 
   /** The key of a full row (copied, inserted, or the new row of an update). */
-  @Nullable Struct keyOfRow(java.util.function.IntFunction<@Nullable Object> value) {
+  @Nullable Object keyOfRow(java.util.function.IntFunction<@Nullable Object> value) {
     if (keySchema == null) {
       return null;
     }
-    Struct key = new Struct(keySchema);
+    Object key = UncheckedStruct.of(keySchema, unchecked);
     for (int k = 0; k < keyIndexes.length; k++) {
-      key.put(keyFields[k], mappings[keyIndexes[k]].convert(value.apply(keyIndexes[k])));
+      UncheckedStruct.put(
+          key, keyFields[k], mappings[keyIndexes[k]].convert(value.apply(keyIndexes[k])));
     }
     return key;
   }
@@ -209,7 +229,7 @@ final class TableRecords {
   /**
    * The key of an old row: the identity values of a key image, or the key columns of a full one.
    */
-  @Nullable Struct keyOfOld(OldRow old) {
+  @Nullable Object keyOfOld(OldRow old) {
     if (keySchema == null) {
       return null;
     }
@@ -221,18 +241,18 @@ final class TableRecords {
     if (!Arrays.equals(identity, keyIndexes) || values.size() != keyIndexes.length) {
       return null;
     }
-    Struct key = new Struct(keySchema);
+    Object key = UncheckedStruct.of(keySchema, unchecked);
     for (int k = 0; k < keyIndexes.length; k++) {
-      key.put(keyFields[k], mappings[keyIndexes[k]].convert(values.get(k)));
+      UncheckedStruct.put(key, keyFields[k], mappings[keyIndexes[k]].convert(values.get(k)));
     }
     return key;
   }
 
   /** The row struct of a full row. */
-  Struct row(java.util.function.IntFunction<Object> value) {
-    Struct s = new Struct(valueSchema);
+  Object row(java.util.function.IntFunction<Object> value) {
+    Object s = UncheckedStruct.of(valueSchema, unchecked);
     for (int i = 0; i < valueFields.length; i++) {
-      s.put(valueFields[i], mappings[i].convert(value.apply(i)));
+      UncheckedStruct.put(s, valueFields[i], mappings[i].convert(value.apply(i)));
     }
     return s;
   }
@@ -241,13 +261,13 @@ final class TableRecords {
    * The row struct of an update's new row; unchanged TOAST values stay null, or hold the {@code
    * unavailable.value.placeholder} where the field can (text, bytes, text arrays).
    */
-  Struct row(UpdatedRow row) {
-    Struct s = new Struct(valueSchema);
+  Object row(UpdatedRow row) {
+    Object s = UncheckedStruct.of(valueSchema, unchecked);
     for (int i = 0; i < valueFields.length; i++) {
       if (row.isPresent(i)) {
-        s.put(valueFields[i], mappings[i].convert(row.get(i)));
+        UncheckedStruct.put(s, valueFields[i], mappings[i].convert(row.get(i)));
       } else if (placeholder != null) {
-        s.put(valueFields[i], placeholder(valueFields[i].schema(), placeholder));
+        UncheckedStruct.put(s, valueFields[i], placeholder(valueFields[i].schema(), placeholder));
       }
     }
     return s;
@@ -276,7 +296,7 @@ final class TableRecords {
   }
 
   /** The row struct of an old row: every column of a full image, the key columns of a key one. */
-  @Nullable Struct before(@Nullable OldRow old) {
+  @Nullable Object before(@Nullable OldRow old) {
     if (old == null) {
       return null;
     }
@@ -284,33 +304,34 @@ final class TableRecords {
     if (old instanceof OldRow.Full) {
       return row(values::get);
     }
-    Struct s = new Struct(valueSchema);
+    Object s = UncheckedStruct.of(valueSchema, unchecked);
     int[] identity = table.identityColumnIndexes();
     for (int k = 0; k < identity.length && k < values.size(); k++) {
-      s.put(valueFields[identity[k]], mappings[identity[k]].convert(values.get(k)));
+      UncheckedStruct.put(
+          s, valueFields[identity[k]], mappings[identity[k]].convert(values.get(k)));
     }
     return s;
   }
 
   /** An envelope, made now. */
-  Struct envelope(
+  Object envelope(
       String operation,
-      @Nullable Struct beforeRow,
-      @Nullable Struct afterRow,
-      Struct sourceBlock,
+      @Nullable Object beforeRow,
+      @Nullable Object afterRow,
+      Object sourceBlock,
       @Nullable List<String> toast,
-      @Nullable Struct transactionBlock) {
+      @Nullable Object transactionBlock) {
     java.time.Instant now = java.time.Instant.now();
-    Struct e = new Struct(envelopeSchema);
-    e.put(before, beforeRow);
-    e.put(after, afterRow);
-    e.put(source, sourceBlock);
-    e.put(transaction, transactionBlock);
-    e.put(op, operation);
-    e.put(tsMs, now.toEpochMilli());
-    e.put(tsUs, micros(now));
-    e.put(tsNs, nanos(now));
-    e.put(unchangedToast, toast);
+    Object e = UncheckedStruct.of(envelopeSchema, unchecked);
+    UncheckedStruct.put(e, before, beforeRow);
+    UncheckedStruct.put(e, after, afterRow);
+    UncheckedStruct.put(e, source, sourceBlock);
+    UncheckedStruct.put(e, transaction, transactionBlock);
+    UncheckedStruct.put(e, op, operation);
+    UncheckedStruct.put(e, tsMs, now.toEpochMilli());
+    UncheckedStruct.put(e, tsUs, micros(now));
+    UncheckedStruct.put(e, tsNs, nanos(now));
+    UncheckedStruct.put(e, unchangedToast, toast);
     return e;
   }
 

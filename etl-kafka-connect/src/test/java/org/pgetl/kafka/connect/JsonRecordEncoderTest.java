@@ -17,11 +17,13 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.connect.data.Date;
 import org.apache.kafka.connect.data.Decimal;
+import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.data.Time;
 import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.json.JsonConverter;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyBatchId;
@@ -81,8 +83,11 @@ class JsonRecordEncoderTest {
         note);
   }
 
-  /** Every record the mapper makes for a copy and a transaction of every kind of change. */
-  private static List<ListSink.Rec> records() {
+  /**
+   * Every record the mapper makes for a copy and a transaction of every kind of change: as Connect
+   * structs, or as the unchecked structs of records serialized on the pipeline's threads.
+   */
+  private static List<ListSink.Rec> records(boolean unchecked) {
     RecordMapper mapper =
         new RecordMapper(
             new RecordMapper.Settings(
@@ -96,7 +101,8 @@ class JsonRecordEncoderTest {
                 ColumnMapping.ArrayMode.ARRAY,
                 true,
                 null,
-                RecordMapper.CopyPositions.NONE));
+                RecordMapper.CopyPositions.NONE),
+            unchecked ? new JsonRecordEncoder(false, Map.of()) : null);
     ListSink sink = new ListSink();
     List<TableRow> copied = new ArrayList<>();
     copied.add(row(1, "plain"));
@@ -158,18 +164,42 @@ class JsonRecordEncoderTest {
     return c;
   }
 
+  /**
+   * A Connect struct with an unchecked struct's values, nested ones too; made through {@link
+   * Struct#put}, so that it also checks every value as Connect would.
+   */
+  private static @Nullable Object checked(@Nullable Object value) {
+    if (!(value instanceof UncheckedStruct u)) {
+      return value;
+    }
+    Struct s = new Struct(u.schema());
+    for (Field f : u.schema().fields()) {
+      s.put(f, checked(u.get(f)));
+    }
+    return s;
+  }
+
   private static void assertSameBytes(boolean schemas, Map<String, String> settings) {
+    assertSameBytes(schemas, settings, false);
+    assertSameBytes(schemas, settings, true);
+  }
+
+  private static void assertSameBytes(
+      boolean schemas, Map<String, String> settings, boolean unchecked) {
     JsonRecordEncoder encoder = new JsonRecordEncoder(schemas, settings);
     JsonConverter keys = converter(schemas, settings, true);
     JsonConverter values = converter(schemas, settings, false);
-    List<ListSink.Rec> records = records();
+    List<ListSink.Rec> records = records(unchecked);
     assertThat(records).hasSizeGreaterThanOrEqualTo(9);
     int tombstones = 0;
     for (ListSink.Rec r : records) {
+      if (unchecked && r.value() != null) {
+        assertThat(r.value()).isInstanceOf(UncheckedStruct.class);
+      }
       byte[] key = encoder.encode(r.topic(), r.keySchema(), r.key());
       byte[] value = encoder.encode(r.topic(), r.valueSchema(), r.value());
-      assertThat(key).isEqualTo(keys.fromConnectData(r.topic(), r.keySchema(), r.key()));
-      byte[] expected = values.fromConnectData(r.topic(), r.valueSchema(), r.value());
+      assertThat(key).isEqualTo(keys.fromConnectData(r.topic(), r.keySchema(), checked(r.key())));
+      byte[] expected = values.fromConnectData(r.topic(), r.valueSchema(), checked(r.value()));
       assertThat(value)
           .as(() -> expected == null ? "null" : new String(expected, StandardCharsets.UTF_8))
           .isEqualTo(expected);
