@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
@@ -44,9 +45,13 @@ import org.postgresql.PGConnection;
  * <p>Per round and mode (the order rotating per round), from {@code Pipeline.start()}:
  *
  * <ul>
- *   <li><b>copy</b>: to the table {@code READY} in the store, as rows/s, against the raw limit
- *       measured in the same run: pgjdbc's binary {@code COPY TO STDOUT} of the whole table on one
- *       connection, its bytes thrown away;
+ *   <li><b>copy</b>: to the table {@code READY} in the store, as rows/s, against the raw limits
+ *       measured in the same run, pgjdbc's binary {@code COPY TO STDOUT} with its bytes thrown
+ *       away: of the whole table on one connection; of 16 ctid ranges over {@code
+ *       copyConnectionsPerTable} connections (what the one-snapshot copy reads); and of key ranges
+ *       of about {@code copyChunkBytes} over as many connections, each range in a {@code REPEATABLE
+ *       READ} transaction of its own (what the chunked copy reads, without its watermarks, store
+ *       writes and destination);
  *   <li><b>longest snapshot</b>: the oldest {@code xact_start} of the pipeline's backends that hold
  *       a snapshot ({@code backend_xmin}), sampled every 50 ms: how long vacuum was held back;
  *   <li><b>update latency</b>: from each writer's commit returning to its update at the
@@ -75,6 +80,7 @@ public final class ChunkedCopyBenchmark {
           + " '2024-01-01'::timestamptz + g * interval '1 second',"
           + " jsonb_build_object('tier', 'gold', 'score', g % 97)";
   private static final long UPDATE_EVERY_MILLIS = 20;
+  private static final int CONNECTIONS = PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE;
 
   private record Mode(String name, long minBytes, long chunkBytes) {}
 
@@ -149,8 +155,14 @@ public final class ChunkedCopyBenchmark {
     for (int m = 0; m < MODES.size(); m++) {
       results.add(new ArrayList<>());
     }
+    List<Double> rawCtid = new ArrayList<>();
+    List<Double> rawKeys = new ArrayList<>();
+    List<String> ctidRanges = ctidRanges();
+    List<String> keyRanges = keyRanges();
     for (int r = 0; r < rounds; r++) {
       raw.add(rawCopy());
+      rawCtid.add(rawParallel(ctidRanges, false));
+      rawKeys.add(rawParallel(keyRanges, true));
       for (int i = 0; i < MODES.size(); i++) {
         int m = (i + r) % MODES.size();
         Result res = copy(MODES.get(m), r);
@@ -171,23 +183,152 @@ public final class ChunkedCopyBenchmark {
             loadavg());
       }
       System.out.printf(
-          Locale.ROOT, "round %d raw COPY, 1 connection: %s rows/s%n", r + 1, fmt(raw.get(r)));
+          Locale.ROOT,
+          "round %d raw COPY: 1 connection %s rows/s; %d ctid ranges over %d connections %s rows/s;"
+              + " %d key ranges over %d connections %s rows/s%n",
+          r + 1,
+          fmt(raw.get(r)),
+          ctidRanges.size(),
+          CONNECTIONS,
+          fmt(rawCtid.get(r)),
+          keyRanges.size(),
+          CONNECTIONS,
+          fmt(rawKeys.get(r)));
     }
     double rawRate = median(raw);
-    System.out.printf(Locale.ROOT, "medians (raw COPY, 1 connection: %s rows/s):%n", fmt(rawRate));
+    System.out.printf(
+        Locale.ROOT,
+        "medians (raw COPY: 1 connection %s rows/s, ctid ranges %s rows/s, key ranges %s"
+            + " rows/s):%n",
+        fmt(rawRate),
+        fmt(median(rawCtid)),
+        fmt(median(rawKeys)));
     for (int m = 0; m < MODES.size(); m++) {
       List<Result> rs = results.get(m);
       double rate = median(rs.stream().map(x -> rows / x.seconds()).toList());
+      // each mode against the raw read of its own method: ctid ranges for the one-snapshot copy,
+      // key ranges for the chunked one
+      double method = median(MODES.get(m).minBytes() == Long.MAX_VALUE ? rawCtid : rawKeys);
       System.out.printf(
           Locale.ROOT,
-          "  %-14s copy %s rows/s (%.2fx raw), longest snapshot %.1f s, update latency p50 %.0f"
-              + " ms, p90 %.0f ms%n",
+          "  %-14s copy %s rows/s (%.2fx raw 1 connection, %.2fx the raw %s ranges), longest"
+              + " snapshot %.1f s, update latency p50 %.0f ms, p90 %.0f ms%n",
           MODES.get(m).name(),
           fmt(rate),
           rate / rawRate,
+          rate / method,
+          MODES.get(m).minBytes() == Long.MAX_VALUE ? "ctid" : "key",
           median(rs.stream().map(Result::longestSnapshot).toList()),
           median(rs.stream().map(Result::latencyP50).toList()),
           median(rs.stream().map(Result::latencyP90).toList()));
+    }
+  }
+
+  /** 16 ranges of the table's pages, as the one-snapshot copy's planner makes them. */
+  private List<String> ctidRanges() throws SQLException {
+    long pages;
+    try (Connection c = pg.connect("src");
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT pg_relation_size('bench') / current_setting('block_size')::int")) {
+      rs.next();
+      pages = rs.getLong(1);
+    }
+    List<String> ranges = new ArrayList<>();
+    int n = 16;
+    for (int i = 0; i < n; i++) {
+      long from = pages * i / n;
+      String lower = "ctid >= '(" + from + ",0)'::tid";
+      ranges.add(i == n - 1 ? lower : lower + " AND ctid < '(" + pages * (i + 1) / n + ",0)'::tid");
+    }
+    return ranges;
+  }
+
+  /** Key ranges of about {@code copyChunkBytes} each (the keys are 1 to rows, evenly spread). */
+  private List<String> keyRanges() throws SQLException {
+    long bytes;
+    try (Connection c = pg.connect("src");
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT pg_table_size('bench')")) {
+      rs.next();
+      bytes = rs.getLong(1);
+    }
+    long n =
+        Math.max(
+            1,
+            (bytes + PipelineConfig.DEFAULT_COPY_CHUNK_BYTES - 1)
+                / PipelineConfig.DEFAULT_COPY_CHUNK_BYTES);
+    List<String> ranges = new ArrayList<>();
+    for (long i = 0; i < n; i++) {
+      ranges.add("id >= " + (1 + rows * i / n) + " AND id < " + (1 + rows * (i + 1) / n));
+    }
+    return ranges;
+  }
+
+  /**
+   * pgjdbc's binary COPY of ranges of the table over {@link #CONNECTIONS} connections, each taking
+   * the next range as it finishes one, bytes discarded: rows/s.
+   *
+   * @param ownSnapshot whether each range is read in a {@code REPEATABLE READ} transaction of its
+   *     own (the chunked copy's reads)
+   */
+  private double rawParallel(List<String> predicates, boolean ownSnapshot) throws Exception {
+    java.util.concurrent.ConcurrentLinkedQueue<String> queue =
+        new java.util.concurrent.ConcurrentLinkedQueue<>(predicates);
+    AtomicLong read = new AtomicLong();
+    AtomicReference<Exception> failed = new AtomicReference<>();
+    List<Connection> connections = new ArrayList<>();
+    try {
+      for (int i = 0; i < CONNECTIONS; i++) {
+        connections.add(pg.connect("src"));
+      }
+      List<Thread> threads = new ArrayList<>();
+      long start = System.nanoTime();
+      for (Connection c : connections) {
+        Thread t =
+            new Thread(
+                () -> {
+                  try {
+                    for (String p = queue.poll(); p != null; p = queue.poll()) {
+                      if (ownSnapshot) {
+                        exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+                      }
+                      read.addAndGet(
+                          c.unwrap(PGConnection.class)
+                              .getCopyAPI()
+                              .copyOut(
+                                  "COPY (SELECT * FROM ONLY bench WHERE "
+                                      + p
+                                      + ") TO STDOUT (FORMAT binary)",
+                                  OutputStream.nullOutputStream()));
+                      if (ownSnapshot) {
+                        exec(c, "COMMIT");
+                      }
+                    }
+                  } catch (Exception e) {
+                    failed.compareAndSet(null, e);
+                  }
+                },
+                "bench-raw-copy");
+        threads.add(t);
+        t.start();
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      if (failed.get() != null) {
+        throw failed.get();
+      }
+      if (read.get() != rows) {
+        throw new IllegalStateException("raw COPY read " + read.get() + " rows, not " + rows);
+      }
+      return rows / seconds;
+    } finally {
+      for (Connection c : connections) {
+        c.close();
+      }
     }
   }
 
