@@ -10,6 +10,8 @@ module org.pgetl.examples {
   requires org.pgetl.testkit;
   requires org.pgetl.destination.postgres;
   requires org.pgetl.destination.duckdb;
+  // an automatic module: Iceberg's jars split packages, so they stay on the class path
+  requires org.pgetl.destination.iceberg;
   requires java.sql;
   requires org.postgresql.jdbc;
   requires micrometer.core;

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
@@ -688,22 +689,30 @@ public final class IcebergDestination implements Destination {
         // created meanwhile
       }
     }
-    TableLayout.Created created = TableLayout.create(schema, isChangelog());
+    Schema created = TableLayout.create(schema, isChangelog());
     Map<String, String> props = new LinkedHashMap<>();
     props.put(TableProperties.FORMAT_VERSION, "2");
     props.put(TableProperties.DEFAULT_FILE_FORMAT, "parquet");
     props.put(TableProperties.COMMIT_NUM_RETRIES, "0");
-    props.put(TableLayout.ATTNUMS, created.attnums());
     props.put("pgetl.source-table", schema.name().toString());
     props.put("pgetl.mode", mode.name().toLowerCase(java.util.Locale.ROOT));
+    Table table;
     try {
-      return c.buildTable(ident, created.schema())
-          .withPartitionSpec(PartitionSpec.unpartitioned())
-          .withProperties(props)
-          .create();
+      table =
+          c.buildTable(ident, created)
+              .withPartitionSpec(PartitionSpec.unpartitioned())
+              .withProperties(props)
+              .create();
     } catch (AlreadyExistsException e) {
       return c.loadTable(ident);
     }
+    // Iceberg assigned the field ids: the attnum map is made from the created fields, by name
+    table
+        .updateProperties()
+        .set(TableLayout.ATTNUMS, TableLayout.encode(TableLayout.attnums(table, schema)))
+        .commit();
+    table.refresh();
+    return table;
   }
 
   private void announce(IcebergTable t) {

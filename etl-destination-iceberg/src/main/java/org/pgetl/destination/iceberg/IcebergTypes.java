@@ -9,6 +9,8 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.iceberg.types.Type;
@@ -17,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.ColumnSchema;
+import org.pgetl.model.PgArray;
 import org.pgetl.model.PgNumeric;
 import org.pgetl.model.PgText;
 
@@ -32,13 +35,15 @@ import org.pgetl.model.PgText;
  *   <li>text, varchar, char, name, json, jsonb, enums: string; bytea: binary; uuid: uuid;
  *   <li>date, time, timestamp, timestamptz: date, time, timestamp, timestamptz (microseconds, as
  *       PostgreSQL);
- *   <li>every other type (timetz, interval, arrays, composites, domains, ranges, geometric types,
- *       money, inet, ...): string, PostgreSQL's text form of the value.
+ *   <li>one-dimensional arrays of bool, int2, int4, int8, float4, float8, text, varchar, char,
+ *       name, uuid, date, timestamp, timestamptz: a list of the element type;
+ *   <li>every other type (timetz, interval, other arrays, composites, domains, ranges, geometric
+ *       types, money, inet, ...): string, PostgreSQL's text form of the value.
  * </ul>
  *
  * No value is rounded or replaced: a value the Iceberg type cannot hold ({@code NaN} or {@code
- * infinity} in a decimal, date or timestamp column, a {@code 24:00:00} time) fails the write with
- * {@code DESTINATION_SCHEMA_ERROR} naming the column.
+ * infinity} in a decimal, date or timestamp column, a {@code 24:00:00} time, a two-dimensional
+ * array in a list column) fails the write with {@code DESTINATION_SCHEMA_ERROR} naming the column.
  */
 final class IcebergTypes {
   private IcebergTypes() {}
@@ -59,6 +64,24 @@ final class IcebergTypes {
           Map.entry(1184, Types.TimestampType.withZone()),
           Map.entry(2950, Types.UUIDType.get()));
 
+  /** Array type oid to element type, for the arrays stored as lists. */
+  private static final Map<Integer, Type> LISTS =
+      Map.ofEntries(
+          Map.entry(1000, Types.BooleanType.get()),
+          Map.entry(1005, Types.IntegerType.get()),
+          Map.entry(1007, Types.IntegerType.get()),
+          Map.entry(1016, Types.LongType.get()),
+          Map.entry(1021, Types.FloatType.get()),
+          Map.entry(1022, Types.DoubleType.get()),
+          Map.entry(1009, Types.StringType.get()),
+          Map.entry(1015, Types.StringType.get()),
+          Map.entry(1014, Types.StringType.get()),
+          Map.entry(1003, Types.StringType.get()),
+          Map.entry(2951, Types.UUIDType.get()),
+          Map.entry(1182, Types.DateType.get()),
+          Map.entry(1115, Types.TimestampType.withoutZone()),
+          Map.entry(1185, Types.TimestampType.withZone()));
+
   /**
    * Returns the Iceberg type of a column (see the class comment).
    *
@@ -77,19 +100,44 @@ final class IcebergTypes {
       }
       return Types.StringType.get();
     }
+    Type element = LISTS.get(column.typeOid());
+    if (element != null) {
+      // the element id is a placeholder: Iceberg assigns fresh ids when the field is created
+      return Types.ListType.ofOptional(Integer.MAX_VALUE - column.ordinalPosition(), element);
+    }
     Type t = SCALARS.get(column.typeOid());
     return t != null ? t : Types.StringType.get();
   }
 
   /**
-   * Returns whether a column whose Iceberg type is {@code from} can become {@code to} in place:
-   * Iceberg's type promotions (int to long, float to double, a wider decimal of the same scale).
+   * Returns whether two types are the same column type (list element ids aside).
+   *
+   * @param a one type
+   * @param b the other
+   * @return whether they are equal
+   */
+  static boolean sameType(Type a, Type b) {
+    if (a instanceof Types.ListType la && b instanceof Types.ListType lb) {
+      return la.elementType().equals(lb.elementType());
+    }
+    return a.equals(b);
+  }
+
+  /**
+   * Returns whether a column can change type in place (see {@link #sameType}, Iceberg's
+   * promotions).
    *
    * @param from the current type
    * @param to the wanted type
-   * @return whether {@code UpdateSchema.updateColumn} accepts the change
+   * @return whether the change is allowed
    */
   static boolean canPromote(Type from, Type to) {
+    if (sameType(from, to)) {
+      return true;
+    }
+    if (!from.isPrimitiveType() || !to.isPrimitiveType()) {
+      return false;
+    }
     if (from.equals(to)) {
       return true;
     }
@@ -146,10 +194,23 @@ final class IcebergTypes {
                   : null;
           case TIME -> value instanceof LocalTime ? value : null;
           case TIMESTAMP -> timestamp(value, (Types.TimestampType) type, column, table);
+          case LIST -> list(value, (Types.ListType) type, column, table);
           default -> null;
         };
     if (out == null) {
       throw unfit(value, type, column, table);
+    }
+    return out;
+  }
+
+  private static @Nullable Object list(
+      Object value, Types.ListType type, String column, String table) {
+    if (!(value instanceof PgArray a) || a.dimensionCount() > 1 || !a.hasDefaultLowerBounds()) {
+      return null; // a multi-dimensional array, or one not starting at 1, has no list form
+    }
+    List<@Nullable Object> out = new ArrayList<>(a.elements().size());
+    for (Object e : a.elements()) {
+      out.add(toIceberg(e, type.elementType(), column, table));
     }
     return out;
   }

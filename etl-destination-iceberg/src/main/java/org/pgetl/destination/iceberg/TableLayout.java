@@ -56,11 +56,10 @@ final class TableLayout {
    *
    * @param schema the source table
    * @param changelog whether the table is a changelog
-   * @return the schema, with field ids from 1, and the attnum map to store
+   * @return the schema (Iceberg assigns fresh field ids when it creates the table)
    */
-  static Created create(ReplicatedTableSchema schema, boolean changelog) {
+  static Schema create(ReplicatedTableSchema schema, boolean changelog) {
     List<Types.NestedField> fields = new ArrayList<>();
-    Map<Integer, Integer> attnums = new HashMap<>();
     Set<Integer> identifiers = new HashSet<>();
     int id = 1;
     if (changelog) {
@@ -93,7 +92,6 @@ final class TableLayout {
       } else {
         fields.add(Types.NestedField.optional(fieldId, c.name(), type));
       }
-      attnums.put(c.ordinalPosition(), fieldId);
     }
     if (columns.isEmpty() && !changelog) {
       fields.add(Types.NestedField.optional(id++, NO_COLUMNS, Types.BooleanType.get()));
@@ -101,18 +99,15 @@ final class TableLayout {
     if (changelog) {
       fields.add(Types.NestedField.optional(id, UNCHANGED, Types.StringType.get()));
     }
-    return new Created(new Schema(fields, identifiers), encode(attnums));
+    return new Schema(fields, identifiers);
   }
-
-  /** A new table's schema and its {@code pgetl.attnums} value. */
-  record Created(Schema schema, String attnums) {}
 
   /**
    * Returns the field id of each published column of {@code schema}, in column order, from the
    * table's attnum map; -1 for a column the table does not have yet.
    */
   static int[] fieldIds(Table table, ReplicatedTableSchema schema) {
-    Map<Integer, Integer> attnums = decode(table.properties().get(ATTNUMS));
+    Map<Integer, Integer> attnums = attnums(table, schema);
     Schema current = table.schema();
     int[] ids = new int[schema.columnCount()];
     for (int i = 0; i < ids.length; i++) {
@@ -130,7 +125,7 @@ final class TableLayout {
    * @return whether anything changed
    */
   static boolean evolve(Table table, ReplicatedTableSchema schema, boolean changelog) {
-    Map<Integer, Integer> attnums = decode(table.properties().get(ATTNUMS));
+    Map<Integer, Integer> attnums = attnums(table, schema);
     Schema current = table.schema();
     Transaction tx = table.newTransaction();
     UpdateSchema update = tx.updateSchema();
@@ -177,7 +172,7 @@ final class TableLayout {
         continue;
       }
       next.put(c.ordinalPosition(), f.fieldId());
-      if (!f.type().equals(type)) {
+      if (!IcebergTypes.sameType(f.type(), type)) {
         if (!IcebergTypes.canPromote(f.type(), type)) {
           throw new EtlException(
               ErrorKind.DESTINATION_SCHEMA_ERROR,
@@ -228,7 +223,7 @@ final class TableLayout {
 
   /** Whether the table's current fields match the schema, so that no schema change is needed. */
   static boolean matches(Table table, ReplicatedTableSchema schema, boolean changelog) {
-    Map<Integer, Integer> attnums = decode(table.properties().get(ATTNUMS));
+    Map<Integer, Integer> attnums = attnums(table, schema);
     Schema current = table.schema();
     int sourceFields = 0;
     for (ColumnSchema c : schema.columns()) {
@@ -250,6 +245,23 @@ final class TableLayout {
         "the Iceberg table's identifier fields are the source's key; copy the table again"
             + " (pgetl tables resync) to re-create it",
         null);
+  }
+
+  /**
+   * The table's attnum map; for a table whose map was not stored yet (a crash right after its
+   * creation), the map by column name, which is right for a table just created.
+   */
+  static Map<Integer, Integer> attnums(Table table, ReplicatedTableSchema schema) {
+    Map<Integer, Integer> map = decode(table.properties().get(ATTNUMS));
+    if (map.isEmpty()) {
+      for (ColumnSchema c : schema.columns()) {
+        Types.NestedField f = table.schema().findField(c.name());
+        if (f != null) {
+          map.put(c.ordinalPosition(), f.fieldId());
+        }
+      }
+    }
+    return map;
   }
 
   static String encode(Map<Integer, Integer> attnums) {
