@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -113,11 +114,15 @@ final class IcebergTable {
   private @Nullable OutputFileFactory files;
 
   /**
-   * The row a key has after the buffered changes (null: none), and whether to delete older ones.
+   * The row a key has after the buffered changes (null: none), and whether to delete older ones. An
+   * update without its unchanged TOAST values, of a row this commit did not write, leaves {@code
+   * missing} columns to take from the committed row of {@code baseKey} at the commit.
    */
   private static final class Upsert {
     @Nullable Record row;
     boolean deleteOld;
+    @Nullable List<@Nullable Object> baseKey;
+    @Nullable BitSet missing;
 
     Upsert(@Nullable Record row, boolean deleteOld) {
       this.row = row;
@@ -344,33 +349,47 @@ final class IcebergTable {
       return;
     }
     List<@Nullable Object> oldKey = old == null ? newKey(row) : oldKey(old);
-    Record base = null;
     Upsert pending = upserts.get(oldKey);
-    if (pending != null) {
-      base = pending.row;
-    } else if (old instanceof OldRow.Full full) {
-      base = record(full.row());
-    } else if (row instanceof UpdatedRow.Partial) {
-      base = lookup(oldKey);
-    }
-    Record after;
+    Upsert next;
     if (row instanceof UpdatedRow.Full f) {
-      after = record(f.row());
-    } else if (base != null) {
-      after = merged(base, row);
+      next = new Upsert(record(f.row()), true);
+    } else if (pending != null && pending.row != null) {
+      // the key's row of this commit, itself maybe waiting for values of the committed row
+      next = new Upsert(merged(pending.row, row), true);
+      next.baseKey = pending.baseKey;
+      next.missing = stillMissing(pending.missing, row);
+    } else if (pending == null && old instanceof OldRow.Full full) {
+      next = new Upsert(merged(record(full.row()), row), true);
+    } else if (pending == null) {
+      // unchanged TOAST values of a committed row: read once for all such rows, at the commit
+      Record partial = GenericRecord.create(table.schema());
+      next = new Upsert(merged(partial, row), true);
+      next.baseKey = oldKey;
+      next.missing = stillMissing(null, row);
     } else {
       log.warn(
-          "update at {} of a row that iceberg table {} does not hold has unchanged TOAST values"
-              + " that were not sent; the row is skipped",
+          "update at {} of a row that iceberg table {} deleted earlier in the same commit has"
+              + " unchanged TOAST values that were not sent; the row is skipped",
           key,
           ident);
       return;
     }
-    List<@Nullable Object> newKey = keyOf(after);
+    List<@Nullable Object> newKey = keyOf(Objects.requireNonNull(next.row, "row"));
     if (!newKey.equals(oldKey)) {
       upserts.put(oldKey, new Upsert(null, true));
     }
-    upserts.put(newKey, new Upsert(after, true));
+    upserts.put(newKey, next);
+  }
+
+  /** The columns still missing after a partial update: those it does not carry either. */
+  private @Nullable BitSet stillMissing(@Nullable BitSet before, UpdatedRow row) {
+    BitSet out = new BitSet();
+    for (int i = 0; i < positions.length; i++) {
+      if (!row.isPresent(i) && (before == null || before.get(i))) {
+        out.set(i);
+      }
+    }
+    return out.isEmpty() ? null : out;
   }
 
   void delete(EventSequenceKey key, OldRow old) {
@@ -440,6 +459,7 @@ final class IcebergTable {
     List<DataFile> data = new ArrayList<>(copyFiles);
     List<Record> rows = new ArrayList<>(appends);
     List<Record> deletes = new ArrayList<>();
+    resolveMissing();
     for (Map.Entry<List<@Nullable Object>, Upsert> e : upserts.entrySet()) {
       Upsert u = e.getValue();
       if (u.deleteOld) {
@@ -602,23 +622,55 @@ final class IcebergTable {
     return rec;
   }
 
-  /** The committed row of a key, read from the table (for an update without its TOASTed values). */
-  private @Nullable Record lookup(List<@Nullable Object> key) {
-    table.refresh();
-    if (table.currentSnapshot() == null) {
-      return null;
-    }
-    Expression filter = filter(List.of(key));
-    try (CloseableIterable<Record> rs = IcebergGenerics.read(table).where(filter).build()) {
-      for (Record r : rs) {
-        if (keyOf(r).equals(key)) {
-          return r;
-        }
+  /**
+   * Fills the values that updates left unchanged (TOASTed, not sent) from the committed rows, read
+   * in one scan for the whole commit; an update of a row the table does not hold is dropped.
+   */
+  private void resolveMissing() {
+    List<List<@Nullable Object>> wanted = new ArrayList<>();
+    for (Upsert u : upserts.values()) {
+      if (u.row != null && u.missing != null && u.baseKey != null) {
+        wanted.add(u.baseKey);
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
-    return null;
+    if (wanted.isEmpty()) {
+      return;
+    }
+    Map<List<@Nullable Object>, Record> committed = new HashMap<>();
+    if (table.currentSnapshot() != null) {
+      java.util.Set<List<@Nullable Object>> set = new java.util.HashSet<>(wanted);
+      try (CloseableIterable<Record> rs =
+          IcebergGenerics.read(table).where(filter(wanted)).build()) {
+        for (Record r : rs) {
+          List<@Nullable Object> k = keyOf(r);
+          if (set.contains(k)) {
+            committed.put(k, r);
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    for (Upsert u : upserts.values()) {
+      BitSet missing = u.missing;
+      Record row = u.row;
+      if (row == null || missing == null || u.baseKey == null) {
+        continue;
+      }
+      Record base = committed.get(u.baseKey);
+      if (base == null) {
+        log.warn(
+            "an update of a row that iceberg table {} does not hold has unchanged TOAST values that"
+                + " were not sent; the row is skipped",
+            ident);
+        u.row = null;
+        continue;
+      }
+      for (int i = missing.nextSetBit(0); i >= 0; i = missing.nextSetBit(i + 1)) {
+        row.set(positions[i], base.get(positions[i]));
+      }
+      u.missing = null;
+    }
   }
 
   /** How many committed copies each deleted whole row has. */

@@ -6,14 +6,17 @@ import java.util.Properties;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.iceberg.IcebergDestination;
 import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.examples.ChildProcess;
 import org.pgetl.store.postgres.PostgresStore;
 
 /**
  * The process {@link CrashLoopIT} kills: a pipeline from the source database into a {@link
- * PostgresMirrorDestination} in a second database, with a {@link PostgresStore} in the source
- * database, running until the process is killed (SIGKILL) or stopped (SIGTERM).
+ * PostgresMirrorDestination} in a second database (or, with the setting {@code iceberg}, into an
+ * {@link IcebergDestination} over that warehouse directory), with a {@link PostgresStore} in the
+ * source database, running until the process is killed (SIGKILL) or stopped (SIGTERM).
  *
  * <p>Its one argument is a properties file with {@code host}, {@code port}, {@code user}, {@code
  * password}, {@code source} and {@code target} (database names), {@code pipeline} and {@code
@@ -66,7 +69,14 @@ public final class CrashLoopChild {
             .build();
     ChildProcess.Mirror mirror = ChildProcess.mirror(p, config.pipelineId());
     PostgresStore store = mirror.store();
-    Pipeline pipeline = Pipeline.create(config, store, mirror.destination());
+    String iceberg = p.getProperty("iceberg");
+    Destination destination =
+        iceberg == null
+            ? mirror.destination()
+            : IcebergDestination.hadoop(Path.of(iceberg))
+                .commitInterval(Duration.ofMillis(500))
+                .build();
+    Pipeline pipeline = Pipeline.create(config, store, destination);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(

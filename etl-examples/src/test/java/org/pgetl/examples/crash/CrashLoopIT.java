@@ -107,6 +107,8 @@ class CrashLoopIT {
   private String markerLsn;
 
   private boolean chunked;
+  // the Iceberg variant: the warehouse the child writes into, else null (the PostgreSQL mirror)
+  private Path iceberg;
   // the two tests share a server, where slots are not per database: a pipeline id each
   private String pipeline = PIPELINE;
   private int killCount = KILLS;
@@ -134,11 +136,32 @@ class CrashLoopIT {
     crashLoop(new TestDatabase(db.server(), source), dir);
   }
 
+  /**
+   * The same into an {@code IcebergDestination} (a filesystem warehouse, upsert mode, commits every
+   * 500 ms), with a {@code TRUNCATE} of the keyless table among the kills: after the last run, the
+   * Iceberg tables, read back with Iceberg's generic reader (and loaded into the mirror database to
+   * be checksummed by the same SQL), equal the source.
+   */
+  @Test
+  void theIcebergTablesConvergeToTheSourceAfterRepeatedKills(TestDatabase db, @TempDir Path dir)
+      throws Throwable {
+    iceberg = dir.resolve("warehouse");
+    pipeline = PIPELINE + "_iceberg";
+    killCount = Math.min(KILLS, 6);
+    String source = db.name() + "_iceberg";
+    db.server().createDatabase(source);
+    crashLoop(new TestDatabase(db.server(), source), dir);
+  }
+
   private void crashLoop(TestDatabase db, Path dir) throws Throwable {
     long seed = Long.getLong("pgetl.crash.seed", new SecureRandom().nextLong());
     System.out.println(
         "CrashLoopIT seed " + seed + " (replay with -Dpgetl.crash.seed=" + seed + ")");
-    this.logs = Path.of("target", "crash-loop", (chunked ? "chunked-seed-" : "seed-") + seed);
+    this.logs =
+        Path.of(
+            "target",
+            "crash-loop",
+            (chunked ? "chunked-seed-" : iceberg != null ? "iceberg-seed-" : "seed-") + seed);
     try {
       run(db, dir, seed);
     } catch (Throwable e) {
@@ -161,6 +184,9 @@ class CrashLoopIT {
     workload.start();
     List<Kill> kills = new ArrayList<>();
     for (KillPoint aimed : plan(random, killCount)) {
+      if (iceberg != null && kills.size() == 3) {
+        db.execute("TRUNCATE audit_log"); // a TRUNCATE among the kills; the workload refills it
+      }
       // a generator per kill: its delays do not depend on what earlier kills found
       kills.add(crashOnce(kills.size() + 1, aimed, new Random(random.nextLong())));
       System.out.println("CrashLoopIT " + kills.get(kills.size() - 1));
@@ -243,10 +269,16 @@ class CrashLoopIT {
             poll(
                 PHASE_WAIT,
                 () ->
-                    exists(mirrorPoll, "public.markers")
-                        && queryLong(mirrorPoll, "SELECT count(*) FROM public.markers") == 1))
-        .as("the marker row reached the mirror (a stuck pipeline?)")
+                    iceberg != null
+                        ? IcebergTables.count(iceberg, "markers") == 1
+                        : exists(mirrorPoll, "public.markers")
+                            && queryLong(mirrorPoll, "SELECT count(*) FROM public.markers") == 1))
+        .as("the marker row reached the destination (a stuck pipeline?)")
         .isTrue();
+    if (iceberg != null) {
+      // the Iceberg tables, read with Iceberg's reader, become tables of the mirror database
+      IcebergTables.load(iceberg, CrashWorkload.TABLES, sourcePoll, mirrorPoll);
+    }
     Map<String, String> differences = new LinkedHashMap<>();
     Map<String, String> checksums = new LinkedHashMap<>();
     for (String t : CrashWorkload.TABLES) {
@@ -506,6 +538,7 @@ class CrashLoopIT {
       if (child != null && child.process.isAlive()) {
         child.process.destroyForcibly();
         child.process.waitFor(30, TimeUnit.SECONDS);
+        saveLog(); // the run a failed assertion left running
       }
     } finally {
       if (workload != null) {
@@ -526,6 +559,9 @@ class CrashLoopIT {
       throws IOException {
     Properties p = new Properties();
     p.setProperty("chunked", Boolean.toString(chunked));
+    if (iceberg != null) {
+      p.setProperty("iceberg", iceberg.toAbsolutePath().toString());
+    }
     p.setProperty("host", db.host());
     p.setProperty("port", Integer.toString(db.port()));
     p.setProperty("user", db.user());
@@ -565,7 +601,7 @@ class CrashLoopIT {
 
   /** Returns a table whose copy started in this run and stored at least {@code batches}. */
   private String copyingTable(long sinceState, int batches) {
-    if (!storeExists() || !exists(mirrorPoll, "_pgetl.mirror_copy_batches")) {
+    if (!storeExists() || (iceberg == null && !exists(mirrorPoll, "_pgetl.mirror_copy_batches"))) {
       return null;
     }
     Map<Long, String> copying = new HashMap<>();
@@ -580,6 +616,9 @@ class CrashLoopIT {
       copying.put(Long.parseLong(row.get(0)), row.get(1));
     }
     for (Map.Entry<Long, String> t : copying.entrySet()) {
+      if (iceberg != null) {
+        return t.getValue(); // Iceberg commits a copy at its end: any point of the copy will do
+      }
       long stored =
           queryLong(
               mirrorPoll,
