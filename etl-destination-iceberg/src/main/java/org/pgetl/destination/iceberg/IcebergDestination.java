@@ -97,6 +97,9 @@ public final class IcebergDestination implements Destination {
     CHANGELOG
   }
 
+  /** The default catalog name: see {@link Builder#catalogName}. */
+  public static final String DEFAULT_CATALOG_NAME = "pgetl";
+
   /** The default commit interval: see {@link Builder#commitInterval}. */
   public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofSeconds(10);
 
@@ -109,6 +112,7 @@ public final class IcebergDestination implements Destination {
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(60);
 
   private final Map<String, String> catalogProperties;
+  private final String catalogName;
   private final @Nullable String namespace;
   private final Mode mode;
   private final Duration commitInterval;
@@ -129,6 +133,7 @@ public final class IcebergDestination implements Destination {
 
   private IcebergDestination(Builder b) {
     this.catalogProperties = Map.copyOf(b.catalog);
+    this.catalogName = b.catalogName;
     this.namespace = b.namespace;
     this.mode = b.mode;
     this.commitInterval = b.commitInterval;
@@ -184,6 +189,7 @@ public final class IcebergDestination implements Destination {
   /** Settings of an {@link IcebergDestination}. */
   public static final class Builder {
     private final Map<String, String> catalog;
+    private String catalogName = DEFAULT_CATALOG_NAME;
     private @Nullable String namespace;
     private Mode mode = Mode.UPSERT;
     private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
@@ -197,6 +203,22 @@ public final class IcebergDestination implements Destination {
             "the Iceberg catalog properties need a type (hadoop, jdbc, rest) or a catalog-impl");
       }
       this.catalog = new HashMap<>(catalog);
+    }
+
+    /**
+     * Sets the catalog's name (default {@code pgetl}). A JDBC catalog keeps its tables under this
+     * name ({@code iceberg_tables.catalog_name}): a reader must open the catalog with the same name
+     * to see them.
+     *
+     * @param name the catalog name
+     * @return this builder
+     */
+    public Builder catalogName(String name) {
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("catalogName must not be blank");
+      }
+      this.catalogName = name;
+      return this;
     }
 
     /**
@@ -304,7 +326,8 @@ public final class IcebergDestination implements Destination {
     this.context = context;
     this.metadata = context.tableMetadata();
     try {
-      catalog = CatalogUtil.buildIcebergCatalog("pgetl", catalogProperties, new Configuration());
+      catalog =
+          CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties, new Configuration());
     } catch (RuntimeException e) {
       throw new EtlException(
           ErrorKind.DESTINATION_CONNECTION_FAILED,

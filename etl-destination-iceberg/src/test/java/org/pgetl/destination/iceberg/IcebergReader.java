@@ -27,7 +27,9 @@ final class IcebergReader {
   private final Catalog catalog;
 
   private IcebergReader(Map<String, String> properties) {
-    this.catalog = CatalogUtil.buildIcebergCatalog("reader", properties, new Configuration());
+    this.catalog =
+        CatalogUtil.buildIcebergCatalog(
+            IcebergDestination.DEFAULT_CATALOG_NAME, properties, new Configuration());
   }
 
   static IcebergReader hadoop(Path warehouse) {
@@ -46,6 +48,14 @@ final class IcebergReader {
   @Nullable Table table(ReplicatedTableSchema table) {
     TableIdentifier id = identifier(table);
     return catalog.tableExists(id) ? catalog.loadTable(id) : null;
+  }
+
+  boolean exists(TableIdentifier id) {
+    return catalog.tableExists(id);
+  }
+
+  Table table(TableIdentifier id) {
+    return catalog.loadTable(id);
   }
 
   /** The table's rows, the source's columns in order (an absent table has none). */
