@@ -24,7 +24,9 @@ import org.pgetl.PgConnectionConfig;
 import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
+import org.pgetl.destination.Destination;
 import org.pgetl.destination.duckdb.DuckDbDestination;
+import org.pgetl.destination.iceberg.IcebergDestination;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
 import org.pgetl.model.TableId;
@@ -66,6 +68,7 @@ import picocli.CommandLine.Option;
 final class DemoCommand implements Callable<Integer> {
   private static final String PIPELINE_ID = "demo";
   private static final String DATABASE = "demo";
+  private static final String ICEBERG_CHECK_DATABASE = "demo_iceberg_read_back";
   private static final Duration CATCH_UP_TIMEOUT = Duration.ofMinutes(2);
 
   @Option(
@@ -103,6 +106,15 @@ final class DemoCommand implements Callable<Integer> {
           "The DuckDB file to replicate into; replaced if it exists"
               + " (default: ${DEFAULT-VALUE}).")
   Path duckdbFile;
+
+  @Option(
+      names = "--iceberg-warehouse",
+      paramLabel = "DIR",
+      description =
+          "Replicate into Apache Iceberg tables under DIR (a filesystem catalog, upsert mode,"
+              + " a commit every second) instead of the DuckDB file; the demo's tables written"
+              + " there by an earlier run are replaced.")
+  @Nullable Path icebergWarehouse;
 
   @Option(
       names = "--postgres-version",
@@ -168,7 +180,7 @@ final class DemoCommand implements Callable<Integer> {
             + " transactions/s for "
             + ProgressView.duration(duration)
             + " after the copy, into "
-            + duckdbFile);
+            + (icebergWarehouse != null ? "Iceberg tables under " + icebergWarehouse : duckdbFile));
 
     long t = System.nanoTime();
     try (EmbeddedPostgres pg = builder.start()) {
@@ -194,7 +206,11 @@ final class DemoCommand implements Callable<Integer> {
               + DemoDatabase.PUBLICATION
               + " in "
               + since(t));
-      deleteDuckDbFile();
+      if (icebergWarehouse != null) {
+        dropIcebergTables(db);
+      } else {
+        deleteDuckDbFile();
+      }
       PgConnectionConfig source =
           PgConnectionConfig.builder()
               .host(pg.host())
@@ -223,7 +239,11 @@ final class DemoCommand implements Callable<Integer> {
             .statusInterval(Duration.ofSeconds(1))
             .build();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    DuckDbDestination destination = new DuckDbDestination(duckdbFile);
+    Path warehouse = icebergWarehouse;
+    Destination destination =
+        warehouse != null
+            ? IcebergDestination.hadoop(warehouse).commitInterval(Duration.ofSeconds(1)).build()
+            : new DuckDbDestination(duckdbFile);
     Map<TableId, DemoTable> tables = tableIds(pg, db);
     Map<TableId, Long> estimates = estimates(pg, tables);
     try (PostgresStore store =
@@ -554,6 +574,10 @@ final class DemoCommand implements Callable<Integer> {
   // ---------------------------------------------------------------- verification
 
   private boolean verify(EmbeddedPostgres pg, DemoDatabase db) throws SQLException {
+    Path warehouse = icebergWarehouse;
+    if (warehouse != null) {
+      return verifyIceberg(pg, db, warehouse);
+    }
     long t = System.nanoTime();
     view.println("");
     view.println("Verification (row count and MD5 of every row in key order, both sides):");
@@ -627,6 +651,94 @@ final class DemoCommand implements Callable<Integer> {
           (table, lines) -> lines.forEach(l -> view.println("  " + table.name() + ": " + l)));
     }
     return all;
+  }
+
+  /**
+   * Reads every Iceberg table back with Iceberg's generic reader into a database of its own on the
+   * same server, then compares row counts and MD5s with the source as for DuckDB.
+   */
+  private boolean verifyIceberg(EmbeddedPostgres pg, DemoDatabase db, Path warehouse)
+      throws SQLException {
+    long t = System.nanoTime();
+    view.println("");
+    view.println(
+        "Verification (each Iceberg table read back with Iceberg's generic reader into database "
+            + ICEBERG_CHECK_DATABASE
+            + "; row count and MD5 of every row in key order, both sides):");
+    view.println(
+        String.format(
+            java.util.Locale.ROOT,
+            "  %-20s %12s %12s  %-12s %-12s  %s",
+            "table",
+            "postgres",
+            "iceberg",
+            "md5 postgres",
+            "md5 iceberg",
+            "result"));
+    pg.createDatabase(ICEBERG_CHECK_DATABASE);
+    IcebergCopy copy = new IcebergCopy(warehouse);
+    boolean all = true;
+    long total = 0;
+    Map<DemoTable, List<String>> differences = new LinkedHashMap<>();
+    try (Connection source = pg.connect(DATABASE);
+        Connection check = pg.connect(ICEBERG_CHECK_DATABASE)) {
+      for (DemoTable table : db.tables()) {
+        boolean present = copy.load(table.name(), source, check);
+        TableChecksum expected = TableChecksum.of(source, table, table.name().quoted());
+        TableChecksum actual =
+            present
+                ? TableChecksum.of(check, table, table.name().quoted())
+                : new TableChecksum(-1, "missing");
+        boolean match = expected.equals(actual);
+        all &= match;
+        if (!match && present) {
+          differences.put(table, TableChecksum.differences(source, check, table, 5));
+        }
+        total += expected.rows();
+        view.println(
+            String.format(
+                java.util.Locale.ROOT,
+                "  %-20s %12s %12s  %-12s %-12s  %s",
+                table.name(),
+                ProgressView.number(expected.rows()),
+                actual.rows() < 0 ? "-" : ProgressView.number(actual.rows()),
+                expected.md5().substring(0, 12),
+                actual.md5().substring(0, Math.min(12, actual.md5().length())),
+                match ? "match" : "DIFFERENT"));
+      }
+    }
+    if (all) {
+      view.println(
+          "All "
+              + db.tables().size()
+              + " tables match ("
+              + ProgressView.number(total)
+              + " rows, verified in "
+              + since(t)
+              + ").");
+      view.println(
+          "Read them with any Iceberg reader over the filesystem catalog at "
+              + warehouse.toAbsolutePath()
+              + ", for example DuckDB: INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM"
+              + " iceberg_scan('"
+              + warehouse.toAbsolutePath().resolve("public").resolve("orders")
+              + "');");
+    } else {
+      view.println("Some tables differ: see the lines marked DIFFERENT. First differences:");
+      differences.forEach(
+          (table, lines) -> lines.forEach(l -> view.println("  " + table.name() + ": " + l)));
+    }
+    return all;
+  }
+
+  private void dropIcebergTables(DemoDatabase db) {
+    Path warehouse = java.util.Objects.requireNonNull(icebergWarehouse, "icebergWarehouse");
+    IcebergCopy copy = new IcebergCopy(warehouse);
+    for (DemoTable table : db.tables()) {
+      if (copy.drop(table.name())) {
+        view.println("  replaced the earlier Iceberg table " + table.name());
+      }
+    }
   }
 
   // ---------------------------------------------------------------- helpers

@@ -7,6 +7,7 @@ import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.duckdb.DuckDbDestination;
+import org.pgetl.destination.iceberg.IcebergDestination;
 import org.pgetl.destination.postgres.PostgresMirrorDestination;
 import org.pgetl.error.EtlException;
 import org.pgetl.examples.destination.StdoutJsonDestination;
@@ -15,7 +16,9 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * Where {@code pgetl replicate} writes: {@code stdout} (JSON lines), {@code duckdb:PATH} (a DuckDB
- * file) or {@code postgres:JDBC_URL} (a PostgreSQL mirror).
+ * file), {@code postgres:JDBC_URL} (a PostgreSQL mirror), {@code iceberg:DIR} (Apache Iceberg
+ * tables in a filesystem warehouse, upserted) or {@code iceberg-changelog:DIR} (the same as
+ * changelogs).
  *
  * @param kind the destination kind
  * @param target the path or URL after the colon, or null for stdout
@@ -25,11 +28,14 @@ record DestinationSpec(Kind kind, @Nullable String target) {
   enum Kind {
     STDOUT,
     DUCKDB,
-    POSTGRES
+    POSTGRES,
+    ICEBERG,
+    ICEBERG_CHANGELOG
   }
 
   /**
-   * Parses {@code stdout}, {@code duckdb:PATH} or {@code postgres:JDBC_URL}.
+   * Parses {@code stdout}, {@code duckdb:PATH}, {@code postgres:JDBC_URL}, {@code iceberg:DIR} or
+   * {@code iceberg-changelog:DIR}.
    *
    * @param text the option value
    * @return the spec
@@ -44,11 +50,21 @@ record DestinationSpec(Kind kind, @Nullable String target) {
     if (lower.startsWith("duckdb:") && t.length() > "duckdb:".length()) {
       return new DestinationSpec(Kind.DUCKDB, t.substring("duckdb:".length()));
     }
+    if (lower.startsWith("iceberg:") && t.length() > "iceberg:".length()) {
+      return new DestinationSpec(Kind.ICEBERG, t.substring("iceberg:".length()));
+    }
+    if (lower.startsWith("iceberg-changelog:") && t.length() > "iceberg-changelog:".length()) {
+      return new DestinationSpec(
+          Kind.ICEBERG_CHANGELOG, t.substring("iceberg-changelog:".length()));
+    }
     if (lower.startsWith("postgres:") && t.length() > "postgres:".length()) {
       return new DestinationSpec(Kind.POSTGRES, t.substring("postgres:".length()));
     }
     throw new IllegalArgumentException(
-        "'" + text + "' is not a destination: use stdout, duckdb:PATH or postgres:JDBC_URL");
+        "'"
+            + text
+            + "' is not a destination: use stdout, duckdb:PATH, postgres:JDBC_URL, iceberg:DIR or"
+            + " iceberg-changelog:DIR");
   }
 
   /**
@@ -63,6 +79,11 @@ record DestinationSpec(Kind kind, @Nullable String target) {
     return switch (kind) {
       case STDOUT -> new StdoutJsonDestination(context.out());
       case DUCKDB -> new DuckDbDestination(Path.of(requiredTarget()));
+      case ICEBERG -> IcebergDestination.hadoop(Path.of(requiredTarget())).build();
+      case ICEBERG_CHANGELOG ->
+          IcebergDestination.hadoop(Path.of(requiredTarget()))
+              .mode(IcebergDestination.Mode.CHANGELOG)
+              .build();
       case POSTGRES ->
           new PostgresMirrorDestination(
               PgConnectionConfig.fromJdbcUrl(requiredTarget()),
@@ -72,7 +93,7 @@ record DestinationSpec(Kind kind, @Nullable String target) {
   }
 
   private String requiredTarget() {
-    return Objects.requireNonNull(target, "parse() gives duckdb: and postgres: their target");
+    return Objects.requireNonNull(target, "parse() gives every kind but stdout its target");
   }
 
   /** Picocli converter: a bad value, or an unavailable kind, is an input error. */

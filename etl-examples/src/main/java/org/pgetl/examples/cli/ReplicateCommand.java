@@ -81,8 +81,8 @@ final class ReplicateCommand implements Callable<Integer> {
       defaultValue = "stdout",
       converter = DestinationSpec.Converter.class,
       description =
-          "Where to write: stdout (JSON lines), duckdb:PATH or postgres:JDBC_URL"
-              + " (default: ${DEFAULT-VALUE}).")
+          "Where to write: stdout (JSON lines), duckdb:PATH, postgres:JDBC_URL, iceberg:DIR"
+              + " (Iceberg tables, upserted) or iceberg-changelog:DIR (default: ${DEFAULT-VALUE}).")
   DestinationSpec destination;
 
   @Option(

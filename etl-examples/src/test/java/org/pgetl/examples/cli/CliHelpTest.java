@@ -54,7 +54,7 @@ class CliHelpTest {
         "demo --postgres-version 9; --postgres-version: ",
         "replicate --publication p; Missing required option: '--source-url=URL'",
         "replicate --source-url x --publication p --destination kafka;"
-            + " 'kafka' is not a destination: use stdout, duckdb:PATH or postgres:JDBC_URL",
+            + " 'kafka' is not a destination: use stdout, duckdb:PATH, postgres:JDBC_URL, iceberg:DIR or iceberg-changelog:DIR",
         "replicate --source-url x --publication p --state-store redis;"
             + " 'redis' is not a state store",
         "lifecycle pause --pipeline-id p --destination-name d;"
