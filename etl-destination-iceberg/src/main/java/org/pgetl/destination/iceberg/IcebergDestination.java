@@ -111,6 +111,10 @@ public final class IcebergDestination implements Destination {
 
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(60);
 
+  private static int defaultCopyWriters() {
+    return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+  }
+
   private final Map<String, String> catalogProperties;
   private final String catalogName;
   private final @Nullable String namespace;
@@ -118,6 +122,7 @@ public final class IcebergDestination implements Destination {
   private final Duration commitInterval;
   private final long targetFileBytes;
   private final long maxBufferedBytes;
+  private final int copyWriters;
 
   // writer thread only
   private @Nullable Catalog catalog;
@@ -129,6 +134,7 @@ public final class IcebergDestination implements Destination {
   private @Nullable DestinationTableMetadataStore metadata;
 
   private volatile @Nullable ScheduledExecutorService thread;
+  private volatile @Nullable ExecutorService copyPool;
   private volatile java.util.concurrent.@Nullable ScheduledFuture<?> ticker;
 
   private IcebergDestination(Builder b) {
@@ -139,6 +145,7 @@ public final class IcebergDestination implements Destination {
     this.commitInterval = b.commitInterval;
     this.targetFileBytes = b.targetFileBytes;
     this.maxBufferedBytes = b.maxBufferedBytes;
+    this.copyWriters = b.copyWriters;
   }
 
   /**
@@ -195,6 +202,7 @@ public final class IcebergDestination implements Destination {
     private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
     private long targetFileBytes = DEFAULT_TARGET_FILE_BYTES;
     private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+    private int copyWriters = defaultCopyWriters();
 
     private Builder(Map<String, String> catalog) {
       Objects.requireNonNull(catalog, "catalogProperties");
@@ -296,6 +304,22 @@ public final class IcebergDestination implements Destination {
     }
 
     /**
+     * Sets how many threads write a copy's rows into data files at once (default: the number of
+     * processors, at most 4). Each keeps one data file of the table open and buffers one 32 MiB
+     * Parquet row group.
+     *
+     * @param threads the number, 1 to 64
+     * @return this builder
+     */
+    public Builder copyWriters(int threads) {
+      if (threads < 1 || threads > 64) {
+        throw new IllegalArgumentException("copyWriters must be 1 to 64, was " + threads);
+      }
+      this.copyWriters = threads;
+      return this;
+    }
+
+    /**
      * Creates the destination; nothing is opened before {@link #startup}.
      *
      * @return the destination
@@ -339,6 +363,22 @@ public final class IcebergDestination implements Destination {
         Executors.newSingleThreadScheduledExecutor(
             r -> {
               Thread th = new Thread(r, "pgetl-iceberg-" + context.pipelineId());
+              th.setDaemon(true);
+              return th;
+            });
+    java.util.concurrent.atomic.AtomicInteger copyThreads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    copyPool =
+        Executors.newFixedThreadPool(
+            copyWriters,
+            r -> {
+              Thread th =
+                  new Thread(
+                      r,
+                      "pgetl-iceberg-copy-"
+                          + context.pipelineId()
+                          + "-"
+                          + copyThreads.incrementAndGet());
               th.setDaemon(true);
               return th;
             });
@@ -410,6 +450,10 @@ public final class IcebergDestination implements Destination {
       k.cancel(false);
     }
     t.shutdownNow();
+    ExecutorService pool = copyPool;
+    if (pool != null) {
+      pool.shutdownNow();
+    }
     closeCatalog();
   }
 
@@ -479,12 +523,49 @@ public final class IcebergDestination implements Destination {
       return;
     }
     follow(t, schema);
-    t.copyRows(batch.id().sequence(), batch.rows());
-    if (bufferedBytes() >= maxBufferedBytes) {
-      waiting.add(r);
-      commitAll();
-    } else {
-      r.accepted();
+    ExecutorService pool = Objects.requireNonNull(copyPool, "copyPool");
+    long seq = batch.id().sequence();
+    t.copyStarted(seq);
+    try {
+      pool.execute(() -> copyOnPool(t, batch, r));
+    } catch (RejectedExecutionException e) {
+      r.shutdown();
+    }
+  }
+
+  /** Writes a copy batch on a copy thread, answers it, and asks for a commit past the limit. */
+  private void copyOnPool(IcebergTable t, TableCopyWrite.Batch batch, AsyncResult r) {
+    try {
+      if (!t.copyRows(batch.id().attemptId(), batch.id().sequence(), batch.rows())) {
+        r.durable(); // its attempt was abandoned meanwhile: dropped
+        return;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      r.shutdown();
+      return;
+    } catch (EtlException e) {
+      r.fail(e);
+      return;
+    } catch (RuntimeException e) {
+      r.fail(
+          new EtlException(
+              ErrorKind.DESTINATION_ERROR,
+              "writing a copy batch of Iceberg table " + t.ident + " failed",
+              String.valueOf(e.getMessage()),
+              e));
+      return;
+    }
+    r.accepted();
+    if (t.pendingBytes() >= maxBufferedBytes) {
+      AsyncResult none = AsyncResult.create();
+      submit(
+          none,
+          () -> {
+            if (bufferedBytes() >= maxBufferedBytes) {
+              commitAll();
+            }
+          });
     }
   }
 
@@ -658,7 +739,12 @@ public final class IcebergDestination implements Destination {
     try {
       t =
           new IcebergTable(
-              ident, table, currentSchemaOf(table, schema), isChangelog(), targetFileBytes);
+              ident,
+              table,
+              currentSchemaOf(table, schema),
+              isChangelog(),
+              targetFileBytes,
+              copyWriters);
     } catch (RuntimeException e) {
       if (!forCopy) {
         throw e;
@@ -699,7 +785,8 @@ public final class IcebergDestination implements Destination {
   private IcebergTable recreate(Catalog c, TableIdentifier ident, ReplicatedTableSchema schema) {
     c.dropTable(ident, true);
     Table table = create(c, ident, schema);
-    IcebergTable t = new IcebergTable(ident, table, schema, isChangelog(), targetFileBytes);
+    IcebergTable t =
+        new IcebergTable(ident, table, schema, isChangelog(), targetFileBytes, copyWriters);
     announce(t);
     return t;
   }

@@ -11,12 +11,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.UpdateProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -88,14 +91,18 @@ final class IcebergTable {
   // where each source column sits in the Iceberg schema, and its type
   private int[] positions = new int[0];
   private Type[] types = new Type[0];
+  private String[] columnNames = new String[0];
+  private String tableName = "";
+  private GenericRecord template = GenericRecord.create(new Schema());
   private int[] keyIndexes = new int[0];
   private Schema keySchema = new Schema();
   private int[] keyFieldIds = new int[0];
 
   // bookkeeping, including what the next commit adds
-  @Nullable UUID attempt;
+  volatile @Nullable UUID attempt;
   final BatchSet batches = new BatchSet();
-  private final BatchSet pendingBatches = new BatchSet();
+  // batches handed to the copy writers and not committed yet (writer thread only)
+  private final java.util.Set<Long> inFlight = new java.util.HashSet<>();
   @Nullable EventSequenceKey through;
   private boolean dirty;
   // what the table's properties said at the last load or commit of this instance
@@ -105,8 +112,9 @@ final class IcebergTable {
 
   // buffered changes
   private boolean truncate;
-  private final List<DataFile> copyFiles = new ArrayList<>();
-  private @Nullable DataWriter<Record> copyWriter;
+  private final ArrayBlockingQueue<CopySlot> slots;
+  private final int slotCount;
+  private final AtomicLong copyBytes = new AtomicLong();
   private final LinkedHashMap<List<@Nullable Object>, Upsert> upserts = new LinkedHashMap<>();
   private final LinkedHashMap<List<@Nullable Object>, Multi> multi = new LinkedHashMap<>();
   private final List<Record> appends = new ArrayList<>();
@@ -130,6 +138,17 @@ final class IcebergTable {
     }
   }
 
+  /**
+   * One copy writer: a data file being written and the files it closed, with the batches they hold.
+   * Copy threads take a slot from the table's queue for a batch and put it back; a commit takes
+   * every slot, so it waits for the batches being written and sees the others whole.
+   */
+  private static final class CopySlot {
+    @Nullable DataWriter<Record> writer;
+    final List<DataFile> done = new ArrayList<>();
+    final BatchSet seqs = new BatchSet();
+  }
+
   /** A whole row of a keyless table, how many copies the buffered changes add, and any delete. */
   private static final class Multi {
     final Record row;
@@ -146,7 +165,13 @@ final class IcebergTable {
       Table table,
       ReplicatedTableSchema schema,
       boolean changelog,
-      long targetFileBytes) {
+      long targetFileBytes,
+      int copyWriters) {
+    this.slotCount = copyWriters;
+    this.slots = new ArrayBlockingQueue<>(copyWriters);
+    for (int i = 0; i < copyWriters; i++) {
+      slots.add(new CopySlot());
+    }
     this.id = schema.id();
     this.ident = ident;
     this.table = table;
@@ -184,6 +209,9 @@ final class IcebergTable {
     int[] ids = TableLayout.fieldIds(table, source);
     positions = new int[ids.length];
     types = new Type[ids.length];
+    columnNames = new String[ids.length];
+    tableName = source.name().toString();
+    template = GenericRecord.create(s);
     List<Types.NestedField> cols = s.columns();
     for (int i = 0; i < ids.length; i++) {
       positions[i] = -1;
@@ -196,6 +224,7 @@ final class IcebergTable {
       if (positions[i] < 0) {
         throw new IllegalStateException("column " + i + " of " + source.name() + " has no field");
       }
+      columnNames[i] = source.columns().get(i).name();
     }
     if (!changelog && TableLayout.keyed(source)) {
       keyIndexes = source.identityColumnIndexes();
@@ -229,15 +258,15 @@ final class IcebergTable {
   boolean hasPending() {
     return dirty
         || truncate
-        || copyWriter != null
-        || !copyFiles.isEmpty()
+        || !inFlight.isEmpty()
+        || copyBytes.get() > 0
         || !upserts.isEmpty()
         || !multi.isEmpty()
         || !appends.isEmpty();
   }
 
   long pendingBytes() {
-    return pendingBytes;
+    return pendingBytes + copyBytes.get();
   }
 
   // --- copy
@@ -245,48 +274,119 @@ final class IcebergTable {
   /** Starts a new copy attempt: everything buffered and stored goes at the next commit. */
   void startAttempt(UUID newAttempt) {
     discardPending();
+    List<CopySlot> held = takeSlots();
+    attempt = newAttempt; // while no copy thread holds a slot: a late batch then sees it
+    putSlots(held);
     truncate = true;
-    attempt = newAttempt;
     batches.clear();
     through = null;
     dirty = true;
   }
 
   boolean hasBatch(long seq) {
-    return batches.contains(seq) || pendingBatches.contains(seq);
+    return batches.contains(seq) || inFlight.contains(seq);
   }
 
   boolean isCommitted(long seq) {
     return batches.contains(seq);
   }
 
-  void copyRows(long seq, List<TableRow> rows) {
-    DataWriter<Record> w = copyWriter;
-    if (w == null) {
-      w = newDataWriter();
-      copyWriter = w;
-    }
-    GenericRecord template = GenericRecord.create(table.schema());
-    for (TableRow row : rows) {
-      Record rec = template.copy();
-      if (changelog) {
-        rec.set(0, "INSERT");
-        rec.set(1, 0L);
-        rec.set(2, 0L);
+  /** Notes a batch handed to a copy thread (writer thread). */
+  void copyStarted(long seq) {
+    inFlight.add(seq);
+  }
+
+  /**
+   * Writes a copy batch into one of the table's data files; runs on a copy thread, several at once.
+   * Returns false, writing nothing, when the batch's attempt is no longer the table's.
+   */
+  boolean copyRows(UUID batchAttempt, long seq, List<TableRow> rows) throws InterruptedException {
+    CopySlot slot = slots.take();
+    try {
+      if (!batchAttempt.equals(attempt)) {
+        return false; // a drop named a new attempt meanwhile (it held every slot to do so)
       }
-      fill(rec, row);
-      w.write(rec);
-      pendingBytes += row.sizeHintBytes();
-    }
-    pendingBatches.add(seq);
-    dirty = true;
-    if (w.length() >= targetFileBytes) {
-      closeCopyWriter();
+      DataWriter<Record> w = slot.writer;
+      if (w == null) {
+        w = newDataWriter();
+        slot.writer = w;
+      }
+      long bytes = 0;
+      for (TableRow row : rows) {
+        Record rec = template.copy();
+        if (changelog) {
+          rec.set(0, "INSERT");
+          rec.set(1, 0L);
+          rec.set(2, 0L);
+        }
+        fill(rec, row);
+        w.write(rec);
+        bytes += row.sizeHintBytes();
+      }
+      slot.seqs.add(seq);
+      copyBytes.addAndGet(bytes);
+      if (w.length() >= targetFileBytes) {
+        closeInto(slot);
+      }
+      return true;
+    } catch (RuntimeException e) {
+      discard(slot); // a half-written file: its batches are lost, and the copy's Finish says so
+      throw e;
+    } finally {
+      slots.put(slot);
     }
   }
 
   long storedBatches() {
-    return batches.size() + pendingBatches.size();
+    return batches.size();
+  }
+
+  /** Takes every copy slot: the copy threads' writes in progress end first. */
+  private List<CopySlot> takeSlots() {
+    List<CopySlot> held = new ArrayList<>(slotCount);
+    boolean interrupted = false;
+    while (held.size() < slotCount) {
+      try {
+        held.add(slots.take());
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    return held;
+  }
+
+  private void putSlots(List<CopySlot> held) {
+    slots.addAll(held);
+  }
+
+  private void closeInto(CopySlot slot) {
+    DataWriter<Record> w = slot.writer;
+    if (w != null) {
+      try {
+        w.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      slot.done.add(w.toDataFile());
+      slot.writer = null;
+    }
+  }
+
+  private void discard(CopySlot slot) {
+    DataWriter<Record> w = slot.writer;
+    if (w != null) {
+      try {
+        w.close();
+      } catch (IOException | RuntimeException e) {
+        log.debug("closing an abandoned data file of {}: {}", ident, e.getMessage());
+      }
+    }
+    slot.writer = null;
+    slot.done.clear();
+    slot.seqs.clear();
   }
 
   // --- changes
@@ -362,7 +462,7 @@ final class IcebergTable {
       next = new Upsert(merged(record(full.row()), row), true);
     } else if (pending == null) {
       // unchanged TOAST values of a committed row: read once for all such rows, at the commit
-      Record partial = GenericRecord.create(table.schema());
+      Record partial = template.copy();
       next = new Upsert(merged(partial, row), true);
       next.baseKey = oldKey;
       next.missing = stillMissing(null, row);
@@ -455,8 +555,22 @@ final class IcebergTable {
     if (changedElsewhere()) {
       throw new ChangedElsewhere(ident);
     }
-    closeCopyWriter();
-    List<DataFile> data = new ArrayList<>(copyFiles);
+    List<CopySlot> held = takeSlots();
+    try {
+      commitHolding(epoch, stored, held);
+    } finally {
+      putSlots(held);
+    }
+  }
+
+  private void commitHolding(long epoch, long stored, List<CopySlot> held) {
+    List<DataFile> data = new ArrayList<>();
+    BatchSet copied = new BatchSet();
+    for (CopySlot slot : held) {
+      closeInto(slot);
+      data.addAll(slot.done);
+      copied.addAll(slot.seqs);
+    }
     List<Record> rows = new ArrayList<>(appends);
     List<Record> deletes = new ArrayList<>();
     resolveMissing();
@@ -508,16 +622,22 @@ final class IcebergTable {
       delta.set(THROUGH, through == null ? "" : formatKey(through));
       delta.commit();
     }
-    batches.addAll(pendingBatches);
+    BatchSet after = BatchSet.parse(batches.toString());
+    after.addAll(copied);
     UpdateProperties props = tx.updateProperties();
     props.set(ATTEMPT, attempt == null ? "" : attempt.toString());
-    props.set(BATCHES, batches.toString());
+    props.set(BATCHES, after.toString());
     props.set(THROUGH, through == null ? "" : formatKey(through));
     if (epoch > stored) {
       props.set(EPOCH, Long.toString(epoch));
     }
     props.commit();
     tx.commitTransaction();
+    batches.addAll(copied);
+    for (CopySlot slot : held) {
+      slot.done.clear();
+      slot.seqs.clear();
+    }
     table.refresh();
     remember();
     clearPending();
@@ -526,16 +646,13 @@ final class IcebergTable {
   /** Forgets everything buffered (a failed commit or a new attempt). */
   void discardPending() {
     discardChanges();
-    if (copyWriter != null) {
-      try {
-        copyWriter.close();
-      } catch (IOException e) {
-        log.debug("closing an abandoned data file of {}: {}", ident, e.getMessage());
-      }
-      copyWriter = null;
+    List<CopySlot> held = takeSlots();
+    for (CopySlot slot : held) {
+      discard(slot);
     }
-    copyFiles.clear();
-    pendingBatches.clear();
+    putSlots(held);
+    inFlight.clear();
+    copyBytes.set(0);
     truncate = false;
     dirty = false;
   }
@@ -548,8 +665,8 @@ final class IcebergTable {
   }
 
   private void clearPending() {
-    copyFiles.clear();
-    pendingBatches.clear();
+    inFlight.clear();
+    copyBytes.set(0);
     discardChanges();
     truncate = false;
     dirty = false;
@@ -558,7 +675,7 @@ final class IcebergTable {
   // --- rows and files
 
   private Record record(TableRow row) {
-    Record rec = GenericRecord.create(table.schema());
+    Record rec = template.copy();
     fill(rec, row);
     return rec;
   }
@@ -580,8 +697,7 @@ final class IcebergTable {
   }
 
   private @Nullable Object convert(int column, @Nullable Object value) {
-    return IcebergTypes.toIceberg(
-        value, types[column], schema.columns().get(column).name(), schema.name().toString());
+    return IcebergTypes.toIceberg(value, types[column], columnNames[column], tableName);
   }
 
   private List<@Nullable Object> keyOf(Record rec) {
@@ -725,7 +841,7 @@ final class IcebergTable {
     return any;
   }
 
-  private OutputFileFactory files() {
+  private synchronized OutputFileFactory files() {
     OutputFileFactory f = files;
     if (f == null) {
       f =
@@ -744,6 +860,8 @@ final class IcebergTable {
           .schema(table.schema())
           .createWriterFunc(GenericParquetWriter::create)
           .withSpec(table.spec())
+          // row groups of 32 MiB: each copy writer buffers one in memory
+          .set(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, Long.toString(32L << 20))
           .overwrite()
           .build();
     } catch (IOException e) {
@@ -772,21 +890,8 @@ final class IcebergTable {
     }
   }
 
-  private void closeCopyWriter() {
-    DataWriter<Record> w = copyWriter;
-    if (w != null) {
-      try {
-        w.close();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      copyFiles.add(w.toDataFile());
-      copyWriter = null;
-    }
-  }
-
   /** When the schema changes, buffered rows must go first: they follow the old fields. */
-  void rebindAfterCommit(ReplicatedTableSchema source) {
+  synchronized void rebindAfterCommit(ReplicatedTableSchema source) {
     files = null;
     bind(source);
   }

@@ -245,7 +245,10 @@ final class IcebergTypes {
       if (i.equals(Instant.MAX) || i.equals(Instant.MIN)) {
         throw unfit(value, type, column, table);
       }
-      return OffsetDateTime.ofInstant(i, ZoneOffset.UTC);
+      // not OffsetDateTime.ofInstant: it builds the offset's ZoneRules on every call
+      return OffsetDateTime.of(
+          LocalDateTime.ofEpochSecond(i.getEpochSecond(), i.getNano(), ZoneOffset.UTC),
+          ZoneOffset.UTC);
     }
     if (!type.shouldAdjustToUTC() && value instanceof LocalDateTime t) {
       if (t.equals(LocalDateTime.MAX) || t.equals(LocalDateTime.MIN)) {
