@@ -898,6 +898,10 @@ public final class IcebergDestination implements Destination {
   private void fence(IcebergTable.Fenced e, AsyncResult current) {
     log.warn("{}: this instance stops writing", e.getMessage());
     fenced = true;
+    DestinationContext c = context;
+    if (c != null) {
+      c.requestShutdown(); // before the answers: whoever sees them sees the request too
+    }
     for (IcebergTable t : tables.values()) {
       t.discardPending();
     }
@@ -907,10 +911,6 @@ public final class IcebergDestination implements Destination {
       r.shutdown();
     }
     current.shutdown();
-    DestinationContext c = context;
-    if (c != null) {
-      c.requestShutdown();
-    }
   }
 
   private void abandonWaiting() {

@@ -4,8 +4,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.Destination;
@@ -31,6 +33,8 @@ final class ObservedDestination implements Destination {
   final AtomicInteger copiedRows = new AtomicInteger();
   final ConcurrentLinkedQueue<EtlException> failures = new ConcurrentLinkedQueue<>();
   final CompletableFuture<Void> markerDurable = new CompletableFuture<>();
+  // streams whose marker write was answered accepted: their next durable answer covers it
+  private final java.util.Set<StreamId> markerAccepted = ConcurrentHashMap.newKeySet();
   private final String watchedColumn;
 
   /**
@@ -58,7 +62,7 @@ final class ObservedDestination implements Destination {
 
   @Override
   public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-    delegate.dropTableForCopy(table, attemptId, forward(result, false));
+    delegate.dropTableForCopy(table, attemptId, forward(result, false, null));
   }
 
   @Override
@@ -67,7 +71,7 @@ final class ObservedDestination implements Destination {
     if (write instanceof TableCopyWrite.Batch b) {
       copiedRows.addAndGet(b.rows().size());
     }
-    delegate.writeTableRows(table, write, forward(result, false));
+    delegate.writeTableRows(table, write, forward(result, false, null));
   }
 
   @Override
@@ -83,7 +87,7 @@ final class ObservedDestination implements Destination {
         marker = true;
       }
     }
-    delegate.writeEvents(stream, events, durability, forward(result, marker));
+    delegate.writeEvents(stream, events, durability, forward(result, marker, stream));
   }
 
   @Override
@@ -91,7 +95,12 @@ final class ObservedDestination implements Destination {
     delegate.shutdown();
   }
 
-  private AsyncResult forward(AsyncResult outer, boolean marker) {
+  /**
+   * The answer slot handed to the delegate: forwards its answer, and completes {@link
+   * #markerDurable} when the marker's write is answered durable, or answered accepted and then
+   * covered by a later durable answer of the same stream.
+   */
+  private AsyncResult forward(AsyncResult outer, boolean marker, @Nullable StreamId stream) {
     AsyncResult inner = AsyncResult.create();
     inner
         .completion()
@@ -99,8 +108,11 @@ final class ObservedDestination implements Destination {
             o -> {
               if (o.kind() == Outcome.Kind.FAILED) {
                 failures.add(o.error());
-              } else if (marker && o.kind() == Outcome.Kind.DURABLE) {
+              } else if (o.kind() == Outcome.Kind.DURABLE
+                  && (marker || (stream != null && markerAccepted.contains(stream)))) {
                 markerDurable.complete(null);
+              } else if (marker && o.kind() == Outcome.Kind.ACCEPTED && stream != null) {
+                markerAccepted.add(stream);
               }
               outer.send(o);
             });
