@@ -69,10 +69,11 @@ import org.pgetl.testkit.EmbeddedPostgres;
  *       schema, one data file and one append commit, timed from the first row to the commit;
  *   <li><b>large transaction</b>: one 500k-row INSERT into a streamed table, from its commit
  *       returning to the Iceberg snapshot that holds every row;
- *   <li><b>steady stream</b>: 4 clients inserting single rows with a random 0 to 20 ms pause, for
- *       {@code -Dpgetl.bench.steadySeconds} (default 60): rows/s, and the time from each insert's
- *       commit returning to its write answered durable (its Iceberg commit), at the default commit
- *       interval; the snapshots and files that run created, per hour.
+ *   <li><b>pgbench-like stream</b>: 4 clients, each running transactions of an UPDATE of a random
+ *       row of a 100k-row table and an INSERT into a history table, with a random 0 to 20 ms pause,
+ *       for {@code -Dpgetl.bench.steadySeconds} (default 60): transactions/s, and the time from
+ *       each commit returning to its insert's write answered durable (its Iceberg commit), at the
+ *       default commit interval; the snapshots and files that run created, per hour.
  * </ul>
  *
  * <p>Run: {@code mvn -B -q -pl etl-benchmarks -am package -DskipTests} then {@code java -Xmx2g -cp
@@ -84,6 +85,7 @@ public final class IcebergBenchmark {
   private static final int LARGE_ROWS = Integer.getInteger("pgetl.bench.largeRows", 500_000);
   private static final int STEADY_SECONDS = Integer.getInteger("pgetl.bench.steadySeconds", 60);
   private static final int CLIENTS = 4;
+  private static final int ACCOUNTS = 100_000;
   private static final String COLUMNS =
       "(id int8 PRIMARY KEY, qty int4, name text, price numeric(12,2), created timestamptz,"
           + " attrs jsonb)";
@@ -128,8 +130,11 @@ public final class IcebergBenchmark {
             "VACUUM ANALYZE ice_copy",
             "CREATE PUBLICATION ice_copy_pub FOR TABLE ice_copy",
             "CREATE TABLE ice_large " + COLUMNS,
-            "CREATE TABLE ice_steady (id int8 PRIMARY KEY, client int4, note text)",
-            "CREATE PUBLICATION ice_stream_pub FOR TABLE ice_large, ice_steady");
+            "CREATE TABLE ice_accounts (aid int4 PRIMARY KEY, abalance int4, filler char(84))",
+            "INSERT INTO ice_accounts SELECT g, 0, '' FROM generate_series(1, " + ACCOUNTS + ") g",
+            "CREATE TABLE ice_steady (id int8 PRIMARY KEY, aid int4, delta int4,"
+                + " mtime timestamptz)",
+            "CREATE PUBLICATION ice_stream_pub FOR TABLE ice_large, ice_accounts, ice_steady");
       }
       List<Double> copy = new ArrayList<>();
       List<Double> appender = new ArrayList<>();
@@ -247,7 +252,7 @@ public final class IcebergBenchmark {
     Catalog catalog = catalog(warehouse);
     try (Pipeline p = Pipeline.create(config, store, watch)) {
       p.start();
-      waitReady(store, 2);
+      waitReady(store, 3);
       List<Double> large = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
         long first = (long) r * LARGE_ROWS + 1;
@@ -293,8 +298,12 @@ public final class IcebergBenchmark {
   private static void steady(EmbeddedPostgres pg, Catalog catalog, DurableWatch watch)
       throws Exception {
     Table t = catalog.loadTable(TableIdentifier.of("public", "ice_steady"));
-    t.refresh();
-    long snapshotsBefore = count(t.snapshots());
+    Table accounts = catalog.loadTable(TableIdentifier.of("public", "ice_accounts"));
+    java.util.Set<Long> before = new java.util.HashSet<>();
+    for (Table table : List.of(t, accounts)) {
+      table.refresh();
+      table.snapshots().forEach(sn -> before.add(sn.snapshotId()));
+    }
     ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEADY_SECONDS);
     List<Future<Long>> done = new ArrayList<>();
@@ -306,14 +315,24 @@ public final class IcebergBenchmark {
                 Random random = new Random(me);
                 long n = 0;
                 try (Connection c = connect(pg);
-                    PreparedStatement ps =
-                        c.prepareStatement("INSERT INTO ice_steady VALUES (?, ?, ?)")) {
+                    PreparedStatement update =
+                        c.prepareStatement(
+                            "UPDATE ice_accounts SET abalance = abalance + ? WHERE aid = ?");
+                    PreparedStatement insert =
+                        c.prepareStatement("INSERT INTO ice_steady VALUES (?, ?, ?, now())")) {
+                  c.setAutoCommit(false);
                   while (System.nanoTime() < end) {
                     long id = n++ * CLIENTS + me;
-                    ps.setLong(1, id);
-                    ps.setInt(2, me);
-                    ps.setString(3, "row " + id);
-                    ps.executeUpdate();
+                    int aid = 1 + random.nextInt(ACCOUNTS);
+                    int delta = random.nextInt(10_001) - 5000;
+                    update.setInt(1, delta);
+                    update.setInt(2, aid);
+                    update.executeUpdate();
+                    insert.setLong(1, id);
+                    insert.setInt(2, aid);
+                    insert.setInt(3, delta);
+                    insert.executeUpdate();
+                    c.commit();
                     watch.committed.put(id, System.nanoTime());
                     TimeUnit.MILLISECONDS.sleep(random.nextInt(21));
                   }
@@ -333,19 +352,26 @@ public final class IcebergBenchmark {
     List<Double> ms = new ArrayList<>(watch.latencies.values());
     ms.sort(Comparator.naturalOrder());
     t.refresh();
-    long snapshots = count(t.snapshots()) - snapshotsBefore;
+    accounts.refresh();
+    long snapshots = 0;
     long dataFiles = 0;
     long deleteFiles = 0;
-    for (Snapshot s : t.snapshots()) {
-      dataFiles += Long.parseLong(s.summary().getOrDefault("added-data-files", "0"));
-      deleteFiles += Long.parseLong(s.summary().getOrDefault("added-delete-files", "0"));
+    for (Table table : List.of(t, accounts)) {
+      for (Snapshot sn : table.snapshots()) {
+        if (before.contains(sn.snapshotId())) {
+          continue;
+        }
+        snapshots++;
+        dataFiles += Long.parseLong(sn.summary().getOrDefault("added-data-files", "0"));
+        deleteFiles += Long.parseLong(sn.summary().getOrDefault("added-delete-files", "0"));
+      }
     }
     double perHour = 3600.0 / STEADY_SECONDS;
     System.out.printf(
         Locale.ROOT,
-        "steady stream: %d clients, %d s, %,d rows (%s rows/s); insert commit to durable in"
-            + " Iceberg: p50 %.0f ms, p90 %.0f ms (%d of %d rows observed); per hour: %.0f"
-            + " snapshots, %.0f data files, %.0f delete files%n",
+        "pgbench-like stream: %d clients, %d s, %,d transactions of an UPDATE and an INSERT (%s"
+            + " tx/s); commit to durable in Iceberg: p50 %.0f ms, p90 %.0f ms (%d of %d observed);"
+            + " per hour, both tables: %.0f snapshots, %.0f data files, %.0f delete files%n",
         CLIENTS,
         STEADY_SECONDS,
         rows,
@@ -357,14 +383,6 @@ public final class IcebergBenchmark {
         snapshots * perHour,
         dataFiles * perHour,
         deleteFiles * perHour);
-  }
-
-  private static long count(Iterable<?> items) {
-    long n = 0;
-    for (Object ignored : items) {
-      n++;
-    }
-    return n;
   }
 
   /**

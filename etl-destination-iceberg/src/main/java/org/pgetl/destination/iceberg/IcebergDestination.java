@@ -68,10 +68,11 @@ import org.slf4j.LoggerFactory;
  * runs and every empty {@code REQUIRE_DURABLE} barrier waiting for it are answered {@code
  * durable()}. A commit runs when the {@linkplain Builder#commitInterval commit interval} passed
  * since the last one and a write or barrier waits for it, when the buffered rows exceed {@linkplain
- * Builder#maxBufferedBytes the buffer limit}, and at once for a copy's drop and {@code Finish}.
- * After a restart the bookkeeping is read back, and copy batches and events the table already holds
- * are skipped: a crash between an Iceberg commit and the pipeline's own progress write neither
- * loses nor repeats a change.
+ * Builder#maxBufferedBytes the buffer limit} (or an eighth of it when the stream goes quiet: after
+ * a large transaction), and at once for a copy's drop and {@code Finish}. After a restart the
+ * bookkeeping is read back, and copy batches and events the table already holds are skipped: a
+ * crash between an Iceberg commit and the pipeline's own progress write neither loses nor repeats a
+ * change.
  *
  * <h2>Two instances</h2>
  *
@@ -533,7 +534,7 @@ public final class IcebergDestination implements Destination {
     }
   }
 
-  /** Writes a copy batch on a copy thread, answers it, and asks for a commit past the limit. */
+  /** Writes a copy batch on a copy thread and answers it; the copy commits at its Finish. */
   private void copyOnPool(IcebergTable t, TableCopyWrite.Batch batch, AsyncResult r) {
     try {
       if (!t.copyRows(batch.id().attemptId(), batch.id().sequence(), batch.rows())) {
@@ -557,16 +558,6 @@ public final class IcebergDestination implements Destination {
       return;
     }
     r.accepted();
-    if (t.pendingBytes() >= maxBufferedBytes) {
-      AsyncResult none = AsyncResult.create();
-      submit(
-          none,
-          () -> {
-            if (bufferedBytes() >= maxBufferedBytes) {
-              commitAll();
-            }
-          });
-    }
   }
 
   private void finish(ReplicatedTableSchema schema, TableCopyWrite.Finish finish, AsyncResult r) {
@@ -604,7 +595,11 @@ public final class IcebergDestination implements Destination {
     }
     waiting.add(r);
     boolean barrier = durability == WriteDurability.REQUIRE_DURABLE;
-    if (bufferedBytes() >= maxBufferedBytes || (commitDue() && (barrier || !events.isEmpty()))) {
+    long buffered = bufferedBytes();
+    if (buffered >= maxBufferedBytes
+        || (commitDue() && (barrier || !events.isEmpty()))
+        // a quiet stream after a large transaction: its rows make a snapshot worth having now
+        || (barrier && buffered >= maxBufferedBytes / 8)) {
       commitAll();
     } else if (!barrier) {
       waiting.remove(waiting.size() - 1);

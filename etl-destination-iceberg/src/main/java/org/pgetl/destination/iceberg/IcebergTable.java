@@ -265,8 +265,13 @@ final class IcebergTable {
         || !appends.isEmpty();
   }
 
+  /**
+   * The buffered change data, held in memory until the commit. Copied rows are not counted: they go
+   * to data files as they come, and a copy commits at its end (a copy stopped midway starts over
+   * with a new attempt, so committing parts of it would not be kept).
+   */
   long pendingBytes() {
-    return pendingBytes + copyBytes.get();
+    return pendingBytes;
   }
 
   // --- copy
