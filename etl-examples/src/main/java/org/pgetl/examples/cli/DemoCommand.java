@@ -573,39 +573,87 @@ final class DemoCommand implements Callable<Integer> {
 
   // ---------------------------------------------------------------- verification
 
+  /** Opens the connection the verification reads the copy through. */
+  private interface CopyConnection {
+    Connection open() throws SQLException;
+  }
+
+  /** Prepares one table of the copy for reading, before its checksum; false when it is missing. */
+  private interface TableLoader {
+    boolean load(DemoTable table, Connection source, Connection copy) throws SQLException;
+  }
+
   private boolean verify(EmbeddedPostgres pg, DemoDatabase db) throws SQLException {
     Path warehouse = icebergWarehouse;
-    if (warehouse != null) {
-      return verifyIceberg(pg, db, warehouse);
+    if (warehouse == null) {
+      Properties readOnly = new Properties();
+      readOnly.setProperty("duckdb.read_only", "true");
+      return compare(
+          pg,
+          db,
+          "Verification (row count and MD5 of every row in key order, both sides):",
+          "duckdb",
+          () -> DriverManager.getConnection("jdbc:duckdb:" + duckdbFile.toAbsolutePath(), readOnly),
+          (table, source, copy) -> true,
+          "Open the copy with: duckdb " + duckdbFile);
     }
+    pg.createDatabase(ICEBERG_CHECK_DATABASE);
+    IcebergCopy iceberg = new IcebergCopy(warehouse);
+    return compare(
+        pg,
+        db,
+        "Verification (each Iceberg table read back with Iceberg's generic reader into database "
+            + ICEBERG_CHECK_DATABASE
+            + "; row count and MD5 of every row in key order, both sides):",
+        "iceberg",
+        () -> pg.connect(ICEBERG_CHECK_DATABASE),
+        (table, source, copy) -> iceberg.load(table.name(), source, copy),
+        "Read them with any Iceberg reader over the filesystem catalog at "
+            + warehouse.toAbsolutePath()
+            + ", for example DuckDB: INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM"
+            + " iceberg_scan('"
+            + warehouse.toAbsolutePath().resolve("public").resolve("orders")
+            + "');");
+  }
+
+  /** Compares every table's row count and MD5 on both sides, prints them, and says if all match. */
+  private boolean compare(
+      EmbeddedPostgres pg,
+      DemoDatabase db,
+      String title,
+      String side,
+      CopyConnection copyConnection,
+      TableLoader loader,
+      String hint)
+      throws SQLException {
     long t = System.nanoTime();
     view.println("");
-    view.println("Verification (row count and MD5 of every row in key order, both sides):");
+    view.println(title);
     view.println(
         String.format(
             java.util.Locale.ROOT,
             "  %-20s %12s %12s  %-12s %-12s  %s",
             "table",
             "postgres",
-            "duckdb",
+            side,
             "md5 postgres",
-            "md5 duckdb",
+            "md5 " + side,
             "result"));
-    Properties readOnly = new Properties();
-    readOnly.setProperty("duckdb.read_only", "true");
     boolean all = true;
     long total = 0;
     Map<DemoTable, List<String>> differences = new LinkedHashMap<>();
     try (Connection source = pg.connect(DATABASE);
-        Connection duck =
-            DriverManager.getConnection("jdbc:duckdb:" + duckdbFile.toAbsolutePath(), readOnly)) {
+        Connection copyConn = copyConnection.open()) {
       for (DemoTable table : db.tables()) {
+        boolean present = loader.load(table, source, copyConn);
         // both sides at once: each is a single-threaded scan
         CompletableFuture<TableChecksum> copy =
             CompletableFuture.supplyAsync(
                 () -> {
                   try {
-                    return TableChecksum.of(duck, table, table.name().quoted());
+                    return present
+                        ? TableChecksum.of(copyConn, table, table.name().quoted())
+                        : new TableChecksum(-1, "missing");
                   } catch (SQLException e) {
                     return new TableChecksum(-1, "missing");
                   }
@@ -620,7 +668,7 @@ final class DemoCommand implements Callable<Integer> {
         boolean match = expected.equals(actual);
         all &= match;
         if (!match && actual.rows() >= 0) {
-          differences.put(table, TableChecksum.differences(source, duck, table, 5));
+          differences.put(table, TableChecksum.differences(source, copyConn, table, 5));
         }
         total += expected.rows();
         view.println(
@@ -643,86 +691,8 @@ final class DemoCommand implements Callable<Integer> {
               + ProgressView.number(total)
               + " rows, verified in "
               + since(t)
-              + "). Open the copy with: duckdb "
-              + duckdbFile);
-    } else {
-      view.println("Some tables differ: see the lines marked DIFFERENT. First differences:");
-      differences.forEach(
-          (table, lines) -> lines.forEach(l -> view.println("  " + table.name() + ": " + l)));
-    }
-    return all;
-  }
-
-  /**
-   * Reads every Iceberg table back with Iceberg's generic reader into a database of its own on the
-   * same server, then compares row counts and MD5s with the source as for DuckDB.
-   */
-  private boolean verifyIceberg(EmbeddedPostgres pg, DemoDatabase db, Path warehouse)
-      throws SQLException {
-    long t = System.nanoTime();
-    view.println("");
-    view.println(
-        "Verification (each Iceberg table read back with Iceberg's generic reader into database "
-            + ICEBERG_CHECK_DATABASE
-            + "; row count and MD5 of every row in key order, both sides):");
-    view.println(
-        String.format(
-            java.util.Locale.ROOT,
-            "  %-20s %12s %12s  %-12s %-12s  %s",
-            "table",
-            "postgres",
-            "iceberg",
-            "md5 postgres",
-            "md5 iceberg",
-            "result"));
-    pg.createDatabase(ICEBERG_CHECK_DATABASE);
-    IcebergCopy copy = new IcebergCopy(warehouse);
-    boolean all = true;
-    long total = 0;
-    Map<DemoTable, List<String>> differences = new LinkedHashMap<>();
-    try (Connection source = pg.connect(DATABASE);
-        Connection check = pg.connect(ICEBERG_CHECK_DATABASE)) {
-      for (DemoTable table : db.tables()) {
-        boolean present = copy.load(table.name(), source, check);
-        TableChecksum expected = TableChecksum.of(source, table, table.name().quoted());
-        TableChecksum actual =
-            present
-                ? TableChecksum.of(check, table, table.name().quoted())
-                : new TableChecksum(-1, "missing");
-        boolean match = expected.equals(actual);
-        all &= match;
-        if (!match && present) {
-          differences.put(table, TableChecksum.differences(source, check, table, 5));
-        }
-        total += expected.rows();
-        view.println(
-            String.format(
-                java.util.Locale.ROOT,
-                "  %-20s %12s %12s  %-12s %-12s  %s",
-                table.name(),
-                ProgressView.number(expected.rows()),
-                actual.rows() < 0 ? "-" : ProgressView.number(actual.rows()),
-                expected.md5().substring(0, 12),
-                actual.md5().substring(0, Math.min(12, actual.md5().length())),
-                match ? "match" : "DIFFERENT"));
-      }
-    }
-    if (all) {
-      view.println(
-          "All "
-              + db.tables().size()
-              + " tables match ("
-              + ProgressView.number(total)
-              + " rows, verified in "
-              + since(t)
-              + ").");
-      view.println(
-          "Read them with any Iceberg reader over the filesystem catalog at "
-              + warehouse.toAbsolutePath()
-              + ", for example DuckDB: INSTALL iceberg; LOAD iceberg; SELECT count(*) FROM"
-              + " iceberg_scan('"
-              + warehouse.toAbsolutePath().resolve("public").resolve("orders")
-              + "');");
+              + "). "
+              + hint);
     } else {
       view.println("Some tables differ: see the lines marked DIFFERENT. First differences:");
       differences.forEach(
