@@ -44,6 +44,12 @@ final class BatchSet {
     }
   }
 
+  BatchSet copy() {
+    BatchSet c = new BatchSet();
+    c.ranges.putAll(ranges);
+    return c;
+  }
+
   long size() {
     long n = 0;
     for (Map.Entry<Long, Long> e : ranges.entrySet()) {

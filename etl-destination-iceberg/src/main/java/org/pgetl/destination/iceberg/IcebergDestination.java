@@ -669,7 +669,12 @@ public final class IcebergDestination implements Destination {
   }
 
   /** Brings the Iceberg table to the source schema; buffered rows of the old schema go first. */
+  // the identity test first skips a deep comparison of the columns on every event
+  @SuppressWarnings("ReferenceEquality")
   private void follow(IcebergTable t, ReplicatedTableSchema schema) {
+    if (t.schema == schema) {
+      return; // the usual case, once per event: the engine hands out one instance per version
+    }
     if (t.schema.equals(schema) || TableLayout.matches(t.table, schema, isChangelog())) {
       if (!t.schema.equals(schema)) {
         t.bind(schema);

@@ -37,7 +37,6 @@ import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 import org.jspecify.annotations.Nullable;
-import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.EventSequenceKey;
 import org.pgetl.model.IdentityKind;
 import org.pgetl.model.Lsn;
@@ -627,7 +626,7 @@ final class IcebergTable {
       delta.set(THROUGH, through == null ? "" : formatKey(through));
       delta.commit();
     }
-    BatchSet after = BatchSet.parse(batches.toString());
+    BatchSet after = batches.copy();
     after.addAll(copied);
     UpdateProperties props = tx.updateProperties();
     props.set(ATTEMPT, attempt == null ? "" : attempt.toString());
@@ -959,13 +958,5 @@ final class IcebergTable {
   @Override
   public String toString() {
     return ident + " " + Arrays.toString(positions) + " " + Objects.toString(attempt);
-  }
-
-  static List<String> columnNames(ReplicatedTableSchema s) {
-    List<String> out = new ArrayList<>();
-    for (ColumnSchema c : s.columns()) {
-      out.add(c.name());
-    }
-    return out;
   }
 }

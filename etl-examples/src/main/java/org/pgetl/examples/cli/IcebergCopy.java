@@ -16,23 +16,39 @@ import org.pgetl.model.TableName;
  * directory and Iceberg's generic reader. {@link #load} copies a table's rows into a PostgreSQL
  * table of the same name and column types, so that the demo checksums both sides with one query.
  */
-final class IcebergCopy {
+public final class IcebergCopy {
   private final IcebergTableReader reader;
 
-  IcebergCopy(Path warehouse) {
+  /**
+   * Opens the warehouse's filesystem catalog.
+   *
+   * @param warehouse the warehouse directory
+   */
+  public IcebergCopy(Path warehouse) {
     this.reader = IcebergTableReader.hadoop(warehouse);
   }
 
-  /** Drops a table an earlier run wrote, with its files; false when there was none. */
-  boolean drop(TableName name) {
+  /**
+   * Drops a table an earlier run wrote, with its files.
+   *
+   * @param name the source table's name
+   * @return false when there was none
+   */
+  public boolean drop(TableName name) {
     return reader.drop(name);
   }
 
   /**
    * Creates {@code name} in {@code target} with the column types it has in {@code source} and fills
-   * it with the rows of its Iceberg table; returns false when the Iceberg table is missing.
+   * it with the rows of its Iceberg table.
+   *
+   * @param name the source table's name
+   * @param source the source database
+   * @param target the database to create the table in
+   * @return false when the Iceberg table is missing
+   * @throws SQLException when a statement fails
    */
-  boolean load(TableName name, Connection source, Connection target) throws SQLException {
+  public boolean load(TableName name, Connection source, Connection target) throws SQLException {
     if (!reader.exists(name)) {
       return false;
     }
