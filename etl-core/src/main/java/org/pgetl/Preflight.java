@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.pgetl.core.internal.pg.PgConnector;
 import org.pgetl.core.internal.preflight.CheckResult;
 import org.pgetl.core.internal.preflight.PreflightRunner;
+import org.pgetl.destination.Destination;
 import org.pgetl.error.EtlException;
 import org.pgetl.store.PipelineStore;
 
@@ -15,8 +16,9 @@ import org.pgetl.store.PipelineStore;
  * The checks a pipeline runs at {@link Pipeline#start()} before it creates a replication slot or a
  * state row: the source's {@code wal_level}, the role's {@code REPLICATION} attribute, the
  * publication, {@code SELECT} on every table the copy reads, the replica identity of every table
- * the publication publishes updates or deletes for, free replication slots and WAL senders, and the
- * state store. A table without a replica identity and an empty publication are {@linkplain
+ * the publication publishes updates or deletes for, whether the destination can hold every
+ * published table ({@link Destination#checkTables}), free replication slots and WAL senders, and
+ * the state store. A table without a replica identity and an empty publication are {@linkplain
  * Status#WARNING warnings}: the pipeline starts, as PostgreSQL's own subscriber does. {@code
  * start()} fails with one exception that names every failed check ({@link #failure}); {@link #run}
  * runs them alone, for a deployment check, without starting anything:
@@ -103,6 +105,28 @@ public final class Preflight {
    * @throws EtlException of kind {@code CONFIG_ERROR} when the store belongs to another pipeline
    */
   public static List<Check> run(PipelineConfig config, PipelineStore store) {
+    return checks(config, store, null);
+  }
+
+  /**
+   * Runs every check as {@link #run(PipelineConfig, PipelineStore)} does, and one more that {@link
+   * Pipeline#start()} runs too: whether the destination can hold every published table ({@link
+   * Destination#checkTables}), named {@code destination}. The destination is neither started nor
+   * written to.
+   *
+   * @param config the pipeline's configuration
+   * @param store the pipeline's store
+   * @param destination the pipeline's destination
+   * @return one result per check, in the order {@code start()} runs them
+   * @throws EtlException of kind {@code CONFIG_ERROR} when the store belongs to another pipeline
+   */
+  public static List<Check> run(
+      PipelineConfig config, PipelineStore store, Destination destination) {
+    return checks(config, store, Objects.requireNonNull(destination, "destination"));
+  }
+
+  private static List<Check> checks(
+      PipelineConfig config, PipelineStore store, @Nullable Destination destination) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(store, "store");
     if (!config.pipelineId().equals(store.pipelineId())) {
@@ -116,7 +140,8 @@ public final class Preflight {
     }
     List<Check> checks = new ArrayList<>();
     for (CheckResult r :
-        new PreflightRunner(config, store, new PgConnector(config.source())).run(false)) {
+        new PreflightRunner(config, store, new PgConnector(config.source()), destination)
+            .run(false)) {
       checks.add(new Check(r.name(), status(r.outcome()), r.summary(), r.failure()));
     }
     return checks;

@@ -7,6 +7,7 @@ import static org.pgetl.engine.PipelineHarness.config;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -19,8 +20,16 @@ import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
 import org.pgetl.Preflight;
 import org.pgetl.TableCopySelection;
+import org.pgetl.destination.AsyncResult;
+import org.pgetl.destination.Destination;
+import org.pgetl.destination.DestinationContext;
+import org.pgetl.destination.StreamId;
+import org.pgetl.destination.TableCopyWrite;
+import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
+import org.pgetl.model.Event;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableName;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.testkit.EmbeddedPostgres;
@@ -76,9 +85,13 @@ class PreflightIT {
 
   /** Starts a pipeline that must fail in preflight; checks that nothing was left behind. */
   private static EtlException failedStart(PipelineConfig config) {
+    return failedStart(config, RecordingDestination.create());
+  }
+
+  private static EtlException failedStart(PipelineConfig config, Destination destination) {
     List<ReplicationSlotInfo> slotsBefore = db.replicationSlots();
     MemoryStore store = new MemoryStore(config.pipelineId());
-    Pipeline p = Pipeline.create(config, store, RecordingDestination.create());
+    Pipeline p = Pipeline.create(config, store, destination);
     EtlException e = catchEtl(p);
     assertThat(p.status().phase()).isEqualTo(PipelineStatus.Phase.FAILED);
     assertThat(db.replicationSlots()).isEqualTo(slotsBefore);
@@ -256,6 +269,91 @@ class PreflightIT {
     assertThat(e.getSuppressed()).hasSize(1);
     assertThat(((EtlException) e.getSuppressed()[0]).description())
         .contains("no SELECT on table public.secret");
+  }
+
+  /**
+   * A destination that cannot hold one table refuses it in its {@code checkTables}: the start fails
+   * with that error before anything exists, and the destination saw every published table.
+   */
+  @Test
+  void aTableTheDestinationCannotHoldFailsTheStartBeforeAnythingIsCreated() {
+    Refusing refusing = new Refusing("secret");
+    EtlException e = failedStart(config(db, "refused", "two_pub").build(), refusing);
+    assertThat(e.kind()).isEqualTo(ErrorKind.DESTINATION_SCHEMA_ERROR);
+    assertThat(e.description()).isEqualTo("cannot hold table public.secret");
+    assertThat(refusing.seen).containsExactlyInAnyOrder("public.items", "public.secret");
+    assertThat(refusing.started).isFalse();
+
+    List<Preflight.Check> checks =
+        Preflight.run(
+            config(db, "refused", "two_pub").build(), new MemoryStore("refused"), refusing);
+    assertThat(checks)
+        .extracting(Preflight.Check::name)
+        .containsSubsequence("replica identity", "destination", "state store");
+    assertThat(check(checks, "destination").status()).isEqualTo(Preflight.Status.FAILED);
+
+    List<Preflight.Check> held =
+        Preflight.run(
+            config(db, "held", "two_pub").build(), new MemoryStore("held"), new Refusing("none"));
+    assertThat(check(held, "destination").summary())
+        .isEqualTo("destination refusing: can hold 2 tables");
+    assertThat(Preflight.run(config(db, "held", "two_pub").build(), new MemoryStore("held")))
+        .extracting(Preflight.Check::name)
+        .doesNotContain("destination");
+  }
+
+  /** A recording destination that refuses one table by name at the start's check. */
+  private static final class Refusing implements Destination {
+    private final RecordingDestination inner = RecordingDestination.create();
+    private final String refused;
+    final List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    volatile boolean started;
+
+    Refusing(String refused) {
+      this.refused = refused;
+    }
+
+    @Override
+    public String name() {
+      return "refusing";
+    }
+
+    @Override
+    public void checkTables(List<ReplicatedTableSchema> tables) {
+      seen.clear();
+      for (ReplicatedTableSchema t : tables) {
+        seen.add(t.name().toString());
+        assertThat(t.identityColumnIndexes()).as("the key of %s", t.name()).hasSize(1);
+      }
+      for (ReplicatedTableSchema t : tables) {
+        if (t.name().name().equals(refused)) {
+          throw new EtlException(
+              ErrorKind.DESTINATION_SCHEMA_ERROR, "cannot hold table " + t.name());
+        }
+      }
+    }
+
+    @Override
+    public void startup(DestinationContext context) {
+      started = true;
+      inner.startup(context);
+    }
+
+    @Override
+    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
+      inner.dropTableForCopy(table, attemptId, result);
+    }
+
+    @Override
+    public void writeTableRows(ReplicatedTableSchema table, TableCopyWrite write, AsyncResult r) {
+      inner.writeTableRows(table, write, r);
+    }
+
+    @Override
+    public void writeEvents(
+        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
+      inner.writeEvents(stream, events, durability, result);
+    }
   }
 
   @Test

@@ -13,6 +13,8 @@ import org.pgetl.model.ReplicatedTableSchema;
  * <h2>Calls, threads and order</h2>
  *
  * <ol>
+ *   <li>{@link #checkTables(List)} with every published table, during the start's checks, before
+ *       any slot or state row exists.
  *   <li>{@link #startup(DestinationContext)} once, on the thread that calls {@code
  *       Pipeline.start()}, before any other call.
  *   <li>For each copy attempt of a table: {@link #dropTableForCopy} (remove whatever an earlier
@@ -65,6 +67,24 @@ public interface Destination {
    * @return the name
    */
   String name();
+
+  /**
+   * Says whether this destination can hold these tables, before the pipeline creates anything: one
+   * of the checks {@code Pipeline.start()} runs before any slot or state row exists (see {@code
+   * org.pgetl.Preflight}), with the replicated schema of every table the publication publishes (as
+   * the catalog shows it at that moment). Throw an {@link EtlException} of kind {@code
+   * DESTINATION_SCHEMA_ERROR} that names every table it cannot hold and why (a column type it has
+   * no form for, a key it cannot index), with a hint: the start then fails with it, next to every
+   * other failed check, and nothing was created. Called before {@link #startup}, on the thread that
+   * starts the pipeline, at every start (a restart included); it must not write anything.
+   *
+   * <p>A table added to the publication later, or a column change, is only seen by the writes: a
+   * destination refuses those as it would without this check.
+   *
+   * @param tables the published tables, in no particular order; empty when the publication is
+   * @throws EtlException when a table cannot be held
+   */
+  default void checkTables(List<ReplicatedTableSchema> tables) {}
 
   /**
    * Prepares the destination, once, before any write: open connections, create namespaces. Called

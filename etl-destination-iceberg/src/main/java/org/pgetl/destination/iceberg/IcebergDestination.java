@@ -101,6 +101,9 @@ public final class IcebergDestination implements Destination {
   /** The default catalog name: see {@link Builder#catalogName}. */
   public static final String DEFAULT_CATALOG_NAME = "pgetl";
 
+  /** The table property that names the table's mode: {@code upsert} or {@code changelog}. */
+  static final String MODE_PROPERTY = "pgetl.mode";
+
   /** The default commit interval: see {@link Builder#commitInterval}. */
   public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofSeconds(10);
 
@@ -338,6 +341,50 @@ public final class IcebergDestination implements Destination {
   @Override
   public String name() {
     return "iceberg";
+  }
+
+  /**
+   * Refuses, before the pipeline creates anything, the tables this mode cannot hold: in upsert mode
+   * a key column of a floating-point type (Iceberg's identifier fields cannot be float or double);
+   * in changelog mode a column named as one of the changelog's own columns ({@code _pgetl_op},
+   * {@code _pgetl_commit_lsn}, {@code _pgetl_tx_ordinal}, {@code _pgetl_unchanged}). Every other
+   * PostgreSQL type has an Iceberg form (see {@code docs/iceberg.md}).
+   *
+   * @param tables the published tables
+   * @throws EtlException ({@code DESTINATION_SCHEMA_ERROR}) naming every table that cannot be held
+   */
+  @Override
+  public void checkTables(List<ReplicatedTableSchema> tables) {
+    List<EtlException> refused = new ArrayList<>();
+    for (ReplicatedTableSchema t : tables) {
+      try {
+        TableLayout.create(t, mode == Mode.CHANGELOG);
+      } catch (EtlException e) {
+        refused.add(e);
+      }
+    }
+    if (refused.isEmpty()) {
+      return;
+    }
+    if (refused.size() == 1) {
+      throw refused.get(0);
+    }
+    StringBuilder what = new StringBuilder();
+    for (EtlException e : refused) {
+      what.append(what.length() == 0 ? "" : "; ").append(e.description());
+    }
+    EtlException all =
+        new EtlException(
+            ErrorKind.DESTINATION_SCHEMA_ERROR,
+            refused.size() + " tables cannot be held in " + modeName() + " mode: " + what,
+            refused.get(0).detail(),
+            refused.get(0));
+    refused.subList(1, refused.size()).forEach(all::addSuppressed);
+    throw all;
+  }
+
+  private String modeName() {
+    return mode == Mode.CHANGELOG ? "changelog" : "upsert";
   }
 
   /**
@@ -592,6 +639,15 @@ public final class IcebergDestination implements Destination {
       for (Event e : events) {
         apply(e);
       }
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "{}: {} events, {} .. {}{}",
+            stream,
+            events.size(),
+            events.get(0).sequenceKey(),
+            events.get(events.size() - 1).sequenceKey(),
+            durability == WriteDurability.REQUIRE_DURABLE ? " (durable)" : "");
+      }
     }
     waiting.add(r);
     boolean barrier = durability == WriteDurability.REQUIRE_DURABLE;
@@ -805,7 +861,7 @@ public final class IcebergDestination implements Destination {
     props.put(TableProperties.DEFAULT_FILE_FORMAT, "parquet");
     props.put(TableProperties.COMMIT_NUM_RETRIES, "0");
     props.put("pgetl.source-table", schema.name().toString());
-    props.put("pgetl.mode", mode.name().toLowerCase(java.util.Locale.ROOT));
+    props.put(MODE_PROPERTY, mode.name().toLowerCase(java.util.Locale.ROOT));
     Table table;
     try {
       table =

@@ -42,6 +42,9 @@ final class TableLayout {
   static final String TX_ORDINAL = "_pgetl_tx_ordinal";
   static final String UNCHANGED = "_pgetl_unchanged";
 
+  /** The changelog's own column names, which a source column cannot take there. */
+  private static final Set<String> RESERVED = Set.of(OP, COMMIT_LSN, TX_ORDINAL, UNCHANGED);
+
   private TableLayout() {}
 
   /** Whether the table is written by key in upsert mode: a primary key or an identity index. */
@@ -76,6 +79,16 @@ final class TableLayout {
     List<ColumnSchema> columns = schema.columns();
     for (int i = 0; i < columns.size(); i++) {
       ColumnSchema c = columns.get(i);
+      if (changelog && RESERVED.contains(c.name())) {
+        throw new EtlException(
+            ErrorKind.DESTINATION_SCHEMA_ERROR,
+            "table " + schema.name() + " has a column named " + c.name(),
+            "a changelog table's own columns are "
+                + String.join(", ", List.of(OP, COMMIT_LSN, TX_ORDINAL, UNCHANGED))
+                + "; rename the column, leave it out of the publication's column list, or use"
+                + " upsert mode",
+            null);
+      }
       Type type = IcebergTypes.forColumn(c);
       int fieldId = id++;
       if (keyIndexes.contains(i)) {

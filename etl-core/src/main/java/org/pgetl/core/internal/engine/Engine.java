@@ -269,7 +269,8 @@ public final class Engine {
     LOG.info("pipeline {}: active, lease epoch {}", config.pipelineId(), newEpoch);
     LifecycleState initial = readLifecycle();
     // before any slot or state row exists; a retired destination needs only the clean-up's
-    new PreflightRunner(config, store, connector).require(initial == LifecycleState.RETIRED);
+    new PreflightRunner(config, store, connector, destination)
+        .require(initial == LifecycleState.RETIRED);
     if (config.pgoutputStreaming()) {
       // what a killed process left there is streamed again by the server
       spool.clean();
@@ -304,13 +305,13 @@ public final class Engine {
       needed = store.setupNeeded();
     } catch (RuntimeException e) {
       // the checks report it again, with whatever else fails; nothing stored says "retired" yet
-      new PreflightRunner(config, store, connector).require(false);
+      new PreflightRunner(config, store, connector, destination).require(false);
       throw e;
     }
     if (needed.isEmpty()) {
       return;
     }
-    new PreflightRunner(config, store, connector).require(false);
+    new PreflightRunner(config, store, connector, destination).require(false);
     LOG.info("pipeline {}: setting up the state store: {}", config.pipelineId(), needed.get());
     store.setUp();
   }

@@ -27,10 +27,12 @@ import org.pgetl.core.internal.pg.SlotAdmin;
 import org.pgetl.core.internal.pg.SlotInfo;
 import org.pgetl.core.internal.pg.SlotNames;
 import org.pgetl.core.internal.pg.StandbyWait;
+import org.pgetl.destination.Destination;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.error.RetryDirective;
 import org.pgetl.model.Lsn;
+import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.PipelineStore;
@@ -65,6 +67,7 @@ public final class PreflightRunner {
   static final String IDENTITY = "replica identity";
   static final String STORE = "state store";
   static final String FAILOVER = "failover";
+  static final String DESTINATION = "destination";
 
   static final PreflightMessages.Resource SLOTS =
       new PreflightMessages.Resource(
@@ -75,6 +78,7 @@ public final class PreflightRunner {
   private final PipelineConfig config;
   private final PipelineStore store;
   private final PgConnector connector;
+  private final @Nullable Destination destination;
 
   /** What the publication check found, for the checks that follow it. */
   private record Publication(
@@ -100,9 +104,27 @@ public final class PreflightRunner {
    * @param connector connects to the source
    */
   public PreflightRunner(PipelineConfig config, PipelineStore store, PgConnector connector) {
+    this(config, store, connector, null);
+  }
+
+  /**
+   * Creates a runner that also asks the destination whether it can hold the published tables
+   * ({@link Destination#checkTables}).
+   *
+   * @param config the pipeline's configuration
+   * @param store the pipeline's store
+   * @param connector connects to the source
+   * @param destination the pipeline's destination, or null to leave that check out
+   */
+  public PreflightRunner(
+      PipelineConfig config,
+      PipelineStore store,
+      PgConnector connector,
+      @Nullable Destination destination) {
     this.config = config;
     this.store = store;
     this.connector = connector;
+    this.destination = destination;
   }
 
   /**
@@ -148,6 +170,9 @@ public final class PreflightRunner {
         for (String name : List.of(WAL_LEVEL, ROLE, PUBLICATION, SELECT, IDENTITY)) {
           out.add(skip(name, noSource));
         }
+        if (destination != null) {
+          out.add(skip(DESTINATION, noSource));
+        }
       } else if (c != null) { // as noSource says
         out.add(walLevel(c));
         role = roleName(c);
@@ -161,6 +186,9 @@ public final class PreflightRunner {
         if (publication == null) {
           out.add(skip(SELECT, "needs the publication"));
           out.add(skip(IDENTITY, "needs the publication"));
+          if (destination != null) {
+            out.add(skip(DESTINATION, "needs the publication"));
+          }
         } else {
           Map<TableId, Physical> physical = null;
           try {
@@ -172,6 +200,9 @@ public final class PreflightRunner {
           if (physical != null) {
             out.add(select(c, role, publication, physical));
             out.add(identity(publication, physical));
+          }
+          if (destination != null) {
+            out.add(destinationCheck(destination, new PgCatalog(c), publication));
           }
         }
       }
@@ -531,6 +562,49 @@ public final class PreflightRunner {
                     + " publishes it")
             + "): "
             + listed);
+  }
+
+  /**
+   * Asks the destination whether it can hold the published tables, with their replicated schemas as
+   * a copy would read them now. A table whose schema cannot be built (a column list without its
+   * identity columns) is left to the table's own copy, which fails it with that error.
+   */
+  private CheckResult destinationCheck(Destination d, PgCatalog catalog, Publication p) {
+    List<ReplicatedTableSchema> schemas = new ArrayList<>();
+    try {
+      for (PublishedTable t : p.tables().values()) {
+        try {
+          schemas.add(catalog.replicatedTableSchema(t.table(), t.columnNames()));
+        } catch (EtlException e) {
+          if (e.kind() != ErrorKind.SOURCE_SCHEMA_ERROR
+              && e.kind() != ErrorKind.SOURCE_REPLICA_IDENTITY_ERROR) {
+            throw e;
+          }
+          LOG.debug("pipeline {}: table {} left to its copy: {}", config.pipelineId(), t, e);
+        }
+      }
+    } catch (EtlException e) {
+      return fail(DESTINATION, e);
+    }
+    try {
+      d.checkTables(List.copyOf(schemas));
+    } catch (EtlException e) {
+      return fail(DESTINATION, e);
+    } catch (RuntimeException e) {
+      return fail(
+          DESTINATION,
+          new EtlException(
+              ErrorKind.DESTINATION_ERROR,
+              "destination " + d.name() + " failed its check of the published tables",
+              String.valueOf(e),
+              e));
+    }
+    return ok(
+        DESTINATION,
+        "destination "
+            + d.name()
+            + ": can hold "
+            + (schemas.size() == 1 ? "the one published table" : count(schemas.size(), "table")));
   }
 
   /**
