@@ -637,6 +637,16 @@ final class IcebergTable {
     }
     props.commit();
     tx.commitTransaction();
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "iceberg table {}: committed {} data files ({} changed rows), {} key deletes{}, through {}",
+          ident,
+          data.size(),
+          rows.size(),
+          deletes.size(),
+          truncate ? ", a truncate" : "",
+          through == null ? "-" : formatKey(through));
+    }
     batches.addAll(copied);
     for (CopySlot slot : held) {
       slot.done.clear();
@@ -757,20 +767,7 @@ final class IcebergTable {
       return;
     }
     Map<List<@Nullable Object>, Record> committed = new HashMap<>();
-    if (table.currentSnapshot() != null) {
-      java.util.Set<List<@Nullable Object>> set = new java.util.HashSet<>(wanted);
-      try (CloseableIterable<Record> rs =
-          IcebergGenerics.read(table).where(filter(wanted)).build()) {
-        for (Record r : rs) {
-          List<@Nullable Object> k = keyOf(r);
-          if (set.contains(k)) {
-            committed.put(k, r);
-          }
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
+    forEachCommitted(wanted, committed::put);
     for (Upsert u : upserts.values()) {
       BitSet missing = u.missing;
       Record row = u.row;
@@ -802,21 +799,34 @@ final class IcebergTable {
         wanted.add(e.getKey());
       }
     }
-    if (wanted.isEmpty() || table.currentSnapshot() == null) {
-      return counts;
+    if (!wanted.isEmpty()) {
+      forEachCommitted(wanted, (k, r) -> counts.merge(k, 1L, Long::sum));
     }
-    java.util.Set<List<@Nullable Object>> set = new java.util.HashSet<>(wanted);
-    try (CloseableIterable<Record> rs = IcebergGenerics.read(table).where(filter(wanted)).build()) {
+    return counts;
+  }
+
+  /**
+   * Reads the committed rows whose key ({@link #keyOf}: the identifier fields, or the whole row of
+   * a table without them) is one of {@code keys}, in one scan, with a filter on the values that
+   * have a literal; each stored row that matches is passed (equal rows once per copy held).
+   */
+  private void forEachCommitted(
+      List<List<@Nullable Object>> keys,
+      java.util.function.BiConsumer<List<@Nullable Object>, Record> row) {
+    if (table.currentSnapshot() == null) {
+      return;
+    }
+    java.util.Set<List<@Nullable Object>> set = new java.util.HashSet<>(keys);
+    try (CloseableIterable<Record> rs = IcebergGenerics.read(table).where(filter(keys)).build()) {
       for (Record r : rs) {
         List<@Nullable Object> k = keyOf(r);
         if (set.contains(k)) {
-          counts.merge(k, 1L, Long::sum);
+          row.accept(k, r);
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return counts;
   }
 
   /** A scan filter for rows with one of these keys; always true when a value has no literal. */

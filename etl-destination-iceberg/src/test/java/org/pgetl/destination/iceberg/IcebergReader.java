@@ -7,8 +7,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -21,24 +19,25 @@ import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.ReplicatedTableSchema;
 
 /**
- * Reads Iceberg tables back the way a user would: a catalog of its own, Iceberg's generic reader.
+ * Reads Iceberg tables back the way a user would: an {@link IcebergTableReader} (a catalog of its
+ * own, Iceberg's generic reader), plus the raw tables and records the tests look into.
  */
 final class IcebergReader {
+  private final IcebergTableReader reader;
   private final Catalog catalog;
 
-  private IcebergReader(Map<String, String> properties) {
-    this.catalog =
-        CatalogUtil.buildIcebergCatalog(
-            IcebergDestination.DEFAULT_CATALOG_NAME, properties, new Configuration());
+  private IcebergReader(IcebergTableReader reader) {
+    this.reader = reader;
+    this.catalog = reader.catalog();
   }
 
   static IcebergReader hadoop(Path warehouse) {
-    return new IcebergReader(
-        Map.of("type", "hadoop", "warehouse", warehouse.toAbsolutePath().toUri().toString()));
+    return new IcebergReader(IcebergTableReader.hadoop(warehouse));
   }
 
   static IcebergReader of(Map<String, String> properties) {
-    return new IcebergReader(properties);
+    return new IcebergReader(
+        IcebergTableReader.of(properties, IcebergDestination.DEFAULT_CATALOG_NAME));
   }
 
   TableIdentifier identifier(ReplicatedTableSchema table) {
@@ -58,30 +57,30 @@ final class IcebergReader {
     return catalog.loadTable(id);
   }
 
-  /** The table's rows, the source's columns in order (an absent table has none). */
+  /**
+   * The table's rows, the source's columns in order, bytes as arrays (an absent table has none).
+   */
   List<List<@Nullable Object>> rows(ReplicatedTableSchema table) {
     List<List<@Nullable Object>> out = new ArrayList<>();
-    Table t = table(table);
-    if (t == null) {
+    if (!reader.exists(table.name())) {
       return out;
     }
-    try (CloseableIterable<Record> rs = IcebergGenerics.read(t).build()) {
-      for (Record r : rs) {
-        List<@Nullable Object> row = new ArrayList<>();
-        for (ColumnSchema c : table.columns()) {
-          Object v = r.getField(c.name());
-          if (v instanceof ByteBuffer b) {
-            byte[] bytes = new byte[b.remaining()];
-            b.duplicate().get(bytes);
-            v = bytes;
-          }
-          row.add(v);
-        }
-        out.add(row);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    List<String> columns = table.columns().stream().map(ColumnSchema::name).toList();
+    reader.forEachRow(
+        table.name(),
+        columns,
+        row -> {
+          row.replaceAll(
+              v -> {
+                if (v instanceof ByteBuffer b) {
+                  byte[] bytes = new byte[b.remaining()];
+                  b.duplicate().get(bytes);
+                  return bytes;
+                }
+                return v;
+              });
+          out.add(row);
+        });
     return out;
   }
 

@@ -8,13 +8,16 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.iceberg.IcebergTableReader;
 import org.pgetl.model.TableName;
 
 /**
  * The demo's Iceberg warehouse, read the way a user would read it: a filesystem catalog over the
  * directory and Iceberg's generic reader. {@link #load} copies a table's rows into a PostgreSQL
- * table of the same name and column types, so that the demo checksums both sides with one query.
+ * table of the same name and column types, so that the demo checksums both sides with one query; a
+ * changelog table's rows are folded first ({@link IcebergTableReader#forEachFoldedRow}).
  */
 public final class IcebergCopy {
   private final IcebergTableReader reader;
@@ -85,9 +88,7 @@ public final class IcebergCopy {
             "INSERT INTO " + name.quoted() + " VALUES (" + String.join(", ", params) + ")")) {
       int[] pending = {0};
       SQLException[] failed = {null};
-      reader.forEachRow(
-          name,
-          columns,
+      Consumer<List<@Nullable Object>> add =
           values -> {
             if (failed[0] != null) {
               return;
@@ -105,7 +106,12 @@ public final class IcebergCopy {
             } catch (SQLException e) {
               failed[0] = e;
             }
-          });
+          };
+      if (reader.isChangelog(name)) {
+        reader.forEachFoldedRow(name, keyColumns(source, name), columns, add);
+      } else {
+        reader.forEachRow(name, columns, add);
+      }
       if (failed[0] != null) {
         throw failed[0];
       }
@@ -115,6 +121,30 @@ public final class IcebergCopy {
       target.setAutoCommit(autoCommit);
     }
     return true;
+  }
+
+  /**
+   * The columns a changelog of the table is folded by: its replica identity index or primary key,
+   * none for {@code REPLICA IDENTITY FULL} or a table without either (folded by whole row).
+   */
+  private static List<String> keyColumns(Connection source, TableName name) throws SQLException {
+    List<String> key = new ArrayList<>();
+    try (PreparedStatement ps =
+        source.prepareStatement(
+            "SELECT a.attname FROM pg_index i"
+                + " JOIN pg_class c ON c.oid = i.indrelid"
+                + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)"
+                + " WHERE i.indrelid = ?::regclass"
+                + " AND (i.indisreplident OR (i.indisprimary AND c.relreplident = 'd'))"
+                + " ORDER BY array_position(i.indkey::int2[], a.attnum)")) {
+      ps.setString(1, name.quoted());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          key.add(rs.getString(1));
+        }
+      }
+    }
+    return key;
   }
 
   /** PostgreSQL's input text of an Iceberg value: lists as array literals, the rest as is. */

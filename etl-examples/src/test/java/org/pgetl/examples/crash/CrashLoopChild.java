@@ -46,6 +46,8 @@ public final class CrashLoopChild {
   public static void main(String[] args) throws Exception {
     System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
     System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+    // each write's sequence keys and each commit's content, to read a failure from the logs
+    System.setProperty("org.slf4j.simpleLogger.log.org.pgetl.destination.iceberg", "debug");
     ChildProcess.exitWithTheParent("crash-child-parent-watch");
     Properties p = ChildProcess.settings(Path.of(args[0]));
     PgConnectionConfig source = ChildProcess.connection(p, p.getProperty("source"));
@@ -74,6 +76,10 @@ public final class CrashLoopChild {
         iceberg == null
             ? mirror.destination()
             : IcebergDestination.hadoop(Path.of(iceberg))
+                .mode(
+                    Boolean.parseBoolean(p.getProperty("iceberg.changelog"))
+                        ? IcebergDestination.Mode.CHANGELOG
+                        : IcebergDestination.Mode.UPSERT)
                 .commitInterval(Duration.ofMillis(500))
                 .build();
     Pipeline pipeline = Pipeline.create(config, store, destination);
