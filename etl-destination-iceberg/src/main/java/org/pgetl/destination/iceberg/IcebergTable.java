@@ -27,6 +27,7 @@ import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetWriter;
+import org.apache.iceberg.data.parquet.InternalWriter;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
@@ -144,6 +145,8 @@ final class IcebergTable {
    */
   private static final class CopySlot {
     @Nullable DataWriter<Record> writer;
+    // the writer takes a row's values as it writes it: one record per slot serves every row
+    @Nullable Record row;
     final List<DataFile> done = new ArrayList<>();
     final BatchSet seqs = new BatchSet();
   }
@@ -311,19 +314,25 @@ final class IcebergTable {
         return false; // a drop named a new attempt meanwhile (it held every slot to do so)
       }
       DataWriter<Record> w = slot.writer;
-      if (w == null) {
-        w = newDataWriter();
+      Record rec = slot.row;
+      if (w == null || rec == null) {
+        w = newDataWriter(true);
         slot.writer = w;
-      }
-      long bytes = 0;
-      for (TableRow row : rows) {
-        Record rec = template.copy();
+        rec = template.copy(); // fields without a source column stay null
         if (changelog) {
           rec.set(0, "INSERT");
           rec.set(1, 0L);
           rec.set(2, 0L);
         }
-        fill(rec, row);
+        slot.row = rec;
+      }
+      long bytes = 0;
+      for (TableRow row : rows) {
+        for (int i = 0; i < positions.length; i++) {
+          rec.set(
+              positions[i],
+              IcebergTypes.toInternal(row.get(i), types[i], columnNames[i], tableName));
+        }
         w.write(rec);
         bytes += row.sizeHintBytes();
       }
@@ -602,7 +611,7 @@ final class IcebergTable {
       }
     }
     if (!rows.isEmpty()) {
-      DataWriter<Record> w = newDataWriter();
+      DataWriter<Record> w = newDataWriter(false);
       try (w) {
         for (Record r : rows) {
           w.write(r);
@@ -868,11 +877,16 @@ final class IcebergTable {
     return f;
   }
 
-  private DataWriter<Record> newDataWriter() {
+  /**
+   * A data file writer: of records in Iceberg's internal representation (epoch days and
+   * microseconds, see {@link IcebergTypes#toInternal}) for the copy, which skips building a {@code
+   * java.time} object per value only to have it converted back; of generic records otherwise.
+   */
+  private DataWriter<Record> newDataWriter(boolean internal) {
     try {
       return Parquet.writeData(files().newOutputFile())
           .schema(table.schema())
-          .createWriterFunc(GenericParquetWriter::create)
+          .createWriterFunc(internal ? InternalWriter::createWriter : GenericParquetWriter::create)
           .withSpec(table.spec())
           // row groups of 32 MiB: each copy writer buffers one in memory
           .set(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, Long.toString(32L << 20))

@@ -203,6 +203,74 @@ final class IcebergTypes {
     return out;
   }
 
+  /**
+   * Converts a decoded PostgreSQL value into Iceberg's internal representation, which the copy's
+   * data files are written from ({@code InternalWriter}): as {@link #toIceberg}, except that a
+   * {@code date} is its epoch day ({@code Integer}), a {@code time} its microsecond of the day and
+   * a timestamp its microseconds since the epoch ({@code Long}), in lists too. The same values are
+   * refused.
+   *
+   * @param value the decoded value, or null
+   * @param type the column's Iceberg type
+   * @param column the column's name, for the error
+   * @param table the table's name, for the error
+   * @return the internal value, or null for SQL NULL
+   * @throws EtlException ({@code DESTINATION_SCHEMA_ERROR}) when the type cannot hold the value
+   */
+  static @Nullable Object toInternal(
+      @Nullable Object value, Type type, String column, String table) {
+    if (value == null) {
+      return null;
+    }
+    switch (type.typeId()) {
+      case DATE -> {
+        if (value instanceof LocalDate d && !d.equals(LocalDate.MAX) && !d.equals(LocalDate.MIN)) {
+          return Math.toIntExact(d.toEpochDay());
+        }
+        throw unfit(value, type, column, table);
+      }
+      case TIME -> {
+        if (value instanceof LocalTime t) {
+          return t.toNanoOfDay() / 1000;
+        }
+        throw unfit(value, type, column, table);
+      }
+      case TIMESTAMP -> {
+        boolean utc = ((Types.TimestampType) type).shouldAdjustToUTC();
+        if (utc && value instanceof Instant i && !i.equals(Instant.MAX) && !i.equals(Instant.MIN)) {
+          return micros(i.getEpochSecond(), i.getNano());
+        }
+        if (!utc
+            && value instanceof LocalDateTime t
+            && !t.equals(LocalDateTime.MAX)
+            && !t.equals(LocalDateTime.MIN)) {
+          Instant i = t.toInstant(ZoneOffset.UTC);
+          return micros(i.getEpochSecond(), i.getNano());
+        }
+        throw unfit(value, type, column, table);
+      }
+      case LIST -> {
+        Types.ListType list = (Types.ListType) type;
+        if (!(value instanceof PgArray a) || a.dimensionCount() > 1 || !a.hasDefaultLowerBounds()) {
+          throw unfit(value, type, column, table);
+        }
+        List<@Nullable Object> out = new ArrayList<>(a.elements().size());
+        for (Object e : a.elements()) {
+          out.add(toInternal(e, list.elementType(), column, table));
+        }
+        return out;
+      }
+      default -> {
+        return toIceberg(value, type, column, table);
+      }
+    }
+  }
+
+  /** Microseconds since the epoch, as Iceberg stores timestamps (the nanoseconds are positive). */
+  private static long micros(long epochSecond, int nano) {
+    return Math.addExact(Math.multiplyExact(epochSecond, 1_000_000L), nano / 1000);
+  }
+
   private static @Nullable Object list(
       Object value, Types.ListType type, String column, String table) {
     if (!(value instanceof PgArray a) || a.dimensionCount() > 1 || !a.hasDefaultLowerBounds()) {

@@ -309,6 +309,7 @@ class IcebergDestinationIT {
   }
 
   @Test
+  @SuppressWarnings("unchecked") // the list values of the generic reader
   void everyMappedTypeRoundTrips(TestDatabase shared) throws Exception {
     TestDatabase db = fresh(shared, "types");
     db.execute(
@@ -319,7 +320,7 @@ class IcebergDestinationIT {
             + " f8 float8, n numeric, n2 numeric(10,2), t text, vc varchar(5), c char(3),"
             + " by bytea, d date, tm time, tz timetz, ts timestamp, tstz timestamptz,"
             + " iv interval, u uuid, j json, jb jsonb, ia int[], ta text[], m mood,"
-            + " p positive, c2 pair, pt point, ip inet, mo money)",
+            + " p positive, c2 pair, pt point, ip inet, mo money, da date[], tsa timestamptz[])",
         "CREATE TABLE markers (id int PRIMARY KEY)",
         "CREATE PUBLICATION ice_types_pub FOR TABLE types, markers");
     String row =
@@ -329,10 +330,15 @@ class IcebergDestinationIT {
             + " 04:05:06', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', '{\"b\": [1,"
             + " 2]}', '{1,NULL,3}', '{\"x y\",z}', 'happy', 7, '(1,\"q\")', '(1.5,2)',"
             + " '10.0.0.1/8', '12.34'";
+    // before the epoch, where the microseconds are negative: the copy writes them itself
+    String early =
+        " '1901-05-06', '00:00:00.000001', '1969-12-31 23:59:59.5', '1969-12-31"
+            + " 23:59:59.5+00', '{1969-12-31,NULL}', '{\"1969-12-31 23:59:59.5+00\",NULL}'";
     db.execute(
         "SET lc_monetary = 'C'",
         "INSERT INTO types VALUES (1," + row + ")", // copied
-        "INSERT INTO types (id) VALUES (2)");
+        "INSERT INTO types (id) VALUES (2)",
+        "INSERT INTO types (id, d, tm, ts, tstz, da, tsa) VALUES (4," + early + ")"); // copied
     Path warehouse = dir.resolve("types");
     IcebergReader reader = IcebergReader.hadoop(warehouse);
     MemoryStore store = new MemoryStore("ice_types");
@@ -343,7 +349,9 @@ class IcebergDestinationIT {
             IcebergDestination.hadoop(warehouse).commitInterval(Duration.ofMillis(300)).build())) {
       p.start();
       awaitReady(store, 2);
-      db.execute("INSERT INTO types VALUES (3," + row + ")"); // streamed
+      db.execute(
+          "INSERT INTO types VALUES (3," + row + ")", // streamed
+          "INSERT INTO types (id, d, tm, ts, tstz, da, tsa) VALUES (5," + early + ")");
       awaitMarker(db, reader, 1);
     }
     Table t = reader.table(TableIdentifier.of("public", "types"));
@@ -377,7 +385,20 @@ class IcebergDestinationIT {
     for (Record r : reader.records(TableIdentifier.of("public", "types"))) {
       byId.put((Integer) r.getField("id"), r);
     }
-    assertThat(byId).containsOnlyKeys(1, 2, 3);
+    assertThat(byId).containsOnlyKeys(1, 2, 3, 4, 5);
+    for (int id : List.of(4, 5)) {
+      Record r = byId.get(id);
+      assertThat(r.getField("d")).isEqualTo(LocalDate.of(1901, 5, 6));
+      assertThat(r.getField("tm")).isEqualTo(LocalTime.of(0, 0, 0, 1000));
+      assertThat(r.getField("ts"))
+          .isEqualTo(LocalDateTime.of(1969, 12, 31, 23, 59, 59, 500_000_000));
+      assertThat(r.getField("tstz"))
+          .isEqualTo(OffsetDateTime.of(1969, 12, 31, 23, 59, 59, 500_000_000, ZoneOffset.UTC));
+      assertThat((List<Object>) r.getField("da")).containsExactly(LocalDate.of(1969, 12, 31), null);
+      assertThat((List<Object>) r.getField("tsa"))
+          .containsExactly(
+              OffsetDateTime.of(1969, 12, 31, 23, 59, 59, 500_000_000, ZoneOffset.UTC), null);
+    }
     for (int id : List.of(1, 3)) {
       Record r = byId.get(id);
       assertThat(r.getField("b")).isEqualTo(true);
