@@ -406,6 +406,11 @@ public final class IcebergBenchmark {
     }
 
     @Override
+    public void checkTables(List<ReplicatedTableSchema> tables) {
+      inner.checkTables(tables);
+    }
+
+    @Override
     public void startup(DestinationContext context) {
       inner.startup(context);
     }

@@ -7,7 +7,6 @@ import static org.pgetl.engine.PipelineHarness.config;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -20,15 +19,10 @@ import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineStatus;
 import org.pgetl.Preflight;
 import org.pgetl.TableCopySelection;
-import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.DestinationContext;
-import org.pgetl.destination.StreamId;
-import org.pgetl.destination.TableCopyWrite;
-import org.pgetl.destination.WriteDurability;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
-import org.pgetl.model.Event;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableName;
 import org.pgetl.store.MemoryStore;
@@ -36,6 +30,7 @@ import org.pgetl.testkit.EmbeddedPostgres;
 import org.pgetl.testkit.ReplicationSlotInfo;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.ForwardingDestination;
 import org.pgetl.testkit.destination.RecordingDestination;
 
 /**
@@ -303,13 +298,13 @@ class PreflightIT {
   }
 
   /** A recording destination that refuses one table by name at the start's check. */
-  private static final class Refusing implements Destination {
-    private final RecordingDestination inner = RecordingDestination.create();
+  private static final class Refusing extends ForwardingDestination {
     private final String refused;
     final List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile boolean started;
 
     Refusing(String refused) {
+      super(RecordingDestination.create());
       this.refused = refused;
     }
 
@@ -336,23 +331,7 @@ class PreflightIT {
     @Override
     public void startup(DestinationContext context) {
       started = true;
-      inner.startup(context);
-    }
-
-    @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-      inner.dropTableForCopy(table, attemptId, result);
-    }
-
-    @Override
-    public void writeTableRows(ReplicatedTableSchema table, TableCopyWrite write, AsyncResult r) {
-      inner.writeTableRows(table, write, r);
-    }
-
-    @Override
-    public void writeEvents(
-        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
-      inner.writeEvents(stream, events, durability, result);
+      super.startup(context);
     }
   }
 

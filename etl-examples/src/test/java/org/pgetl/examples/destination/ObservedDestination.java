@@ -56,6 +56,11 @@ final class ObservedDestination implements Destination {
   }
 
   @Override
+  public void checkTables(List<ReplicatedTableSchema> tables) {
+    delegate.checkTables(tables);
+  }
+
+  @Override
   public void startup(DestinationContext context) {
     delegate.startup(context);
   }

@@ -158,6 +158,11 @@ public final class FaultyDestination implements Destination {
   }
 
   @Override
+  public void checkTables(List<ReplicatedTableSchema> tables) {
+    delegate.checkTables(tables);
+  }
+
+  @Override
   public void startup(DestinationContext context) {
     DestinationCall call = call(DestinationOperation.STARTUP, null, null, null, null);
     fireWithoutResult(select(call), call, () -> delegate.startup(context));

@@ -7,7 +7,6 @@ import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
-import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -19,6 +18,7 @@ import org.pgetl.model.TableRow;
 import org.pgetl.model.UpdatedRow;
 import org.pgetl.testkit.destination.DestinationOperation;
 import org.pgetl.testkit.destination.FaultyDestination;
+import org.pgetl.testkit.destination.ForwardingDestination;
 import org.pgetl.testkit.destination.RecordingDestination;
 
 /**
@@ -30,43 +30,17 @@ final class BrokenDestinations {
   private BrokenDestinations() {}
 
   /** Forwards every call to a recording destination; subclasses break one thing. */
-  static class Forwarding implements Destination {
+  static class Forwarding extends ForwardingDestination {
     final RecordingDestination recording;
 
     Forwarding(RecordingDestination recording) {
+      super(recording);
       this.recording = recording;
     }
 
     @Override
     public String name() {
       return "broken";
-    }
-
-    @Override
-    public void startup(DestinationContext context) {
-      recording.startup(context);
-    }
-
-    @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-      recording.dropTableForCopy(table, attemptId, result);
-    }
-
-    @Override
-    public void writeTableRows(
-        ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
-      recording.writeTableRows(table, write, result);
-    }
-
-    @Override
-    public void writeEvents(
-        StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
-      recording.writeEvents(stream, events, durability, result);
-    }
-
-    @Override
-    public void shutdown() {
-      recording.shutdown();
     }
   }
 
