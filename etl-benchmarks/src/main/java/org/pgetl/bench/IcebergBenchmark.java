@@ -48,15 +48,13 @@ import org.pgetl.Pipeline;
 import org.pgetl.PipelineConfig;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
-import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.StreamId;
-import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.destination.iceberg.IcebergDestination;
 import org.pgetl.model.Event;
-import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.testkit.EmbeddedPostgres;
+import org.pgetl.testkit.destination.ForwardingDestination;
 
 /**
  * The Iceberg destination against Iceberg's own writer, in one run, on one embedded PostgreSQL 17
@@ -390,47 +388,20 @@ public final class IcebergBenchmark {
    * became durable: when its write, or a later write of the apply stream, is answered {@code
    * durable()}.
    */
-  private static final class DurableWatch implements Destination {
-    private final Destination inner;
+  private static final class DurableWatch extends ForwardingDestination {
     final Map<Long, Long> committed = new ConcurrentHashMap<>();
     final Map<Long, Double> latencies = new ConcurrentHashMap<>();
     private final Deque<List<Long>> accepted = new ArrayDeque<>();
 
     DurableWatch(Destination inner) {
-      this.inner = inner;
-    }
-
-    @Override
-    public String name() {
-      return inner.name();
-    }
-
-    @Override
-    public void checkTables(List<ReplicatedTableSchema> tables) {
-      inner.checkTables(tables);
-    }
-
-    @Override
-    public void startup(DestinationContext context) {
-      inner.startup(context);
-    }
-
-    @Override
-    public void dropTableForCopy(ReplicatedTableSchema table, UUID attemptId, AsyncResult result) {
-      inner.dropTableForCopy(table, attemptId, result);
-    }
-
-    @Override
-    public void writeTableRows(
-        ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
-      inner.writeTableRows(table, write, result);
+      super(inner);
     }
 
     @Override
     public void writeEvents(
         StreamId stream, List<Event> events, WriteDurability durability, AsyncResult result) {
       if (stream.kind() != StreamId.Kind.APPLY) {
-        inner.writeEvents(stream, events, durability, result);
+        delegate.writeEvents(stream, events, durability, result);
         return;
       }
       List<Long> ids = new ArrayList<>();
@@ -465,17 +436,7 @@ public final class IcebergBenchmark {
                 }
                 result.send(outcome);
               });
-      inner.writeEvents(stream, events, durability, mine);
-    }
-
-    @Override
-    public boolean supportsChunkedCopy() {
-      return inner.supportsChunkedCopy();
-    }
-
-    @Override
-    public void shutdown() {
-      inner.shutdown();
+      delegate.writeEvents(stream, events, durability, mine);
     }
   }
 }

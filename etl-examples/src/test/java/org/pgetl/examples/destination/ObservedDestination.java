@@ -1,7 +1,6 @@
 package org.pgetl.examples.destination;
 
 import java.util.List;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,7 +10,6 @@ import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.AsyncResult.Outcome;
 import org.pgetl.destination.Destination;
-import org.pgetl.destination.DestinationContext;
 import org.pgetl.destination.StreamId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
@@ -19,14 +17,14 @@ import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.UpdatedRow;
+import org.pgetl.testkit.destination.ForwardingDestination;
 
 /**
  * Wraps a destination and watches what it is sent and how it answers, forwarding every call and
  * every answer unchanged: partial updates and schema changes seen, failures answered, and when a
  * marker row's insert was answered durable (the pipeline caught up to that point).
  */
-final class ObservedDestination implements Destination {
-  private final Destination delegate;
+final class ObservedDestination extends ForwardingDestination {
   private final String markerTable;
   final AtomicInteger partialUpdates = new AtomicInteger();
   final AtomicInteger relationsWithColumn = new AtomicInteger();
@@ -45,24 +43,17 @@ final class ObservedDestination implements Destination {
    * @param watchedColumn a column name whose appearance in a Relation event is counted
    */
   ObservedDestination(Destination delegate, String markerTable, String watchedColumn) {
-    this.delegate = Objects.requireNonNull(delegate);
+    super(delegate);
     this.markerTable = markerTable;
     this.watchedColumn = watchedColumn;
   }
 
+  /**
+   * False, as the tests that observe a destination expect: every table copied under one snapshot.
+   */
   @Override
-  public String name() {
-    return delegate.name();
-  }
-
-  @Override
-  public void checkTables(List<ReplicatedTableSchema> tables) {
-    delegate.checkTables(tables);
-  }
-
-  @Override
-  public void startup(DestinationContext context) {
-    delegate.startup(context);
+  public boolean supportsChunkedCopy() {
+    return false;
   }
 
   @Override
@@ -93,11 +84,6 @@ final class ObservedDestination implements Destination {
       }
     }
     delegate.writeEvents(stream, events, durability, forward(result, marker, stream));
-  }
-
-  @Override
-  public void shutdown() {
-    delegate.shutdown();
   }
 
   /**
