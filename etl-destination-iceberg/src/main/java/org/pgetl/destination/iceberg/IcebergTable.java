@@ -470,7 +470,9 @@ final class IcebergTable {
       // the key's row of this commit, itself maybe waiting for values of the committed row
       next = new Upsert(merged(pending.row, row), true);
       next.baseKey = pending.baseKey;
-      next.missing = stillMissing(pending.missing, row);
+      // a complete pending row leaves nothing to read from the committed one
+      BitSet before = pending.missing;
+      next.missing = before == null ? null : stillMissing(before, row);
     } else if (pending == null && old instanceof OldRow.Full full) {
       next = new Upsert(merged(record(full.row()), row), true);
     } else if (pending == null) {
@@ -478,7 +480,7 @@ final class IcebergTable {
       Record partial = template.copy();
       next = new Upsert(merged(partial, row), true);
       next.baseKey = oldKey;
-      next.missing = stillMissing(null, row);
+      next.missing = absent(row);
     } else {
       log.warn(
           "update at {} of a row that iceberg table {} deleted earlier in the same commit has"
@@ -494,15 +496,27 @@ final class IcebergTable {
     upserts.put(newKey, next);
   }
 
-  /** The columns still missing after a partial update: those it does not carry either. */
-  private @Nullable BitSet stillMissing(@Nullable BitSet before, UpdatedRow row) {
+  /** The columns a partial update does not carry, or null when it carries every one. */
+  private @Nullable BitSet absent(UpdatedRow row) {
     BitSet out = new BitSet();
     for (int i = 0; i < positions.length; i++) {
-      if (!row.isPresent(i) && (before == null || before.get(i))) {
+      if (!row.isPresent(i)) {
         out.set(i);
       }
     }
     return out.isEmpty() ? null : out;
+  }
+
+  /**
+   * The columns still missing after a partial update of a row that missed {@code before}: those it
+   * does not carry either; null when none.
+   */
+  private @Nullable BitSet stillMissing(BitSet before, UpdatedRow row) {
+    BitSet out = absent(row);
+    if (out != null) {
+      out.and(before);
+    }
+    return out == null || out.isEmpty() ? null : out;
   }
 
   void delete(EventSequenceKey key, OldRow old) {

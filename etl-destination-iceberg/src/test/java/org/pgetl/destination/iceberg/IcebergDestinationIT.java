@@ -308,6 +308,58 @@ class IcebergDestinationIT {
     assertThat(actual).isEqualTo(sourceRows(db, "items", List.of("id", "name", "md5(note)")));
   }
 
+  /**
+   * Four updates of one row in one commit, each leaving some TOASTed values unchanged: the first
+   * needs the committed row's values, the next two set both TOASTed columns, the last needs nothing
+   * from the committed row any more. The row keeps the values the transaction set.
+   */
+  @Test
+  void updatesOfTwoToastedColumnsInOneCommitKeepTheLatestValues(TestDatabase shared)
+      throws Exception {
+    TestDatabase db = fresh(shared, "toasted");
+    db.execute(
+        "CREATE TABLE wide (id int PRIMARY KEY, n int, a text, b text)",
+        "ALTER TABLE wide ALTER COLUMN a SET STORAGE EXTERNAL",
+        "ALTER TABLE wide ALTER COLUMN b SET STORAGE EXTERNAL",
+        "INSERT INTO wide SELECT g, g, repeat('a', 3000), repeat('b', 3000)"
+            + " FROM generate_series(1, 3) g",
+        "CREATE TABLE markers (id int PRIMARY KEY)",
+        "CREATE PUBLICATION ice_toast_pub FOR TABLE wide, markers");
+    Path warehouse = dir.resolve("toasted");
+    IcebergReader reader = IcebergReader.hadoop(warehouse);
+    MemoryStore store = new MemoryStore("ice_toast");
+    try (Pipeline p =
+        Pipeline.create(
+            config(db, "ice_toast", "ice_toast_pub"),
+            store,
+            IcebergDestination.hadoop(warehouse).commitInterval(Duration.ofSeconds(2)).build())) {
+      p.start();
+      awaitReady(store, 2);
+      db.execute(
+          "BEGIN;"
+              + " UPDATE wide SET n = n + 10 WHERE id = 1;" // a and b unchanged
+              + " UPDATE wide SET a = repeat('A', 3000) WHERE id = 1;" // b unchanged
+              + " UPDATE wide SET b = repeat('B', 3000) WHERE id = 1;" // a unchanged
+              + " UPDATE wide SET n = n + 10 WHERE id = 1;" // a and b unchanged
+              + " COMMIT");
+      awaitMarker(db, reader, 1);
+    }
+    List<String> columns = List.of("id", "n", "md5(a)", "md5(b)");
+    List<String> actual = new ArrayList<>();
+    for (Record r : reader.records(TableIdentifier.of("public", "wide"))) {
+      actual.add(
+          r.getField("id")
+              + "|"
+              + r.getField("n")
+              + "|"
+              + md5(String.valueOf(r.getField("a")))
+              + "|"
+              + md5(String.valueOf(r.getField("b"))));
+    }
+    actual.sort(Comparator.naturalOrder());
+    assertThat(actual).isEqualTo(sourceRows(db, "wide", columns));
+  }
+
   @Test
   @SuppressWarnings("unchecked") // the list values of the generic reader
   void everyMappedTypeRoundTrips(TestDatabase shared) throws Exception {
