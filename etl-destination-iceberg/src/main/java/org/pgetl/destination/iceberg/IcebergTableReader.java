@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -117,12 +118,11 @@ public final class IcebergTableReader {
    * @return whether it is a changelog table
    */
   public boolean isChangelog(TableName source) {
-    return "changelog"
-        .equals(
-            catalog
-                .loadTable(identifier(source))
-                .properties()
-                .get(IcebergDestination.MODE_PROPERTY));
+    return isChangelog(catalog.loadTable(identifier(source)));
+  }
+
+  private static boolean isChangelog(Table table) {
+    return "changelog".equals(table.properties().get(IcebergDestination.MODE_PROPERTY));
   }
 
   /**
@@ -150,13 +150,13 @@ public final class IcebergTableReader {
       List<String> keyColumns,
       List<String> columns,
       Consumer<List<@Nullable Object>> row) {
-    if (!isChangelog(source)) {
+    Table table = catalog.loadTable(identifier(source)); // loaded once: checked, then read
+    if (!isChangelog(table)) {
       throw new IllegalArgumentException(
           "the Iceberg table of " + source + " is not a changelog table: read it with forEachRow");
     }
     List<Record> changes = new ArrayList<>();
-    try (CloseableIterable<Record> rows =
-        IcebergGenerics.read(catalog.loadTable(identifier(source))).build()) {
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
       rows.forEach(changes::add);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
