@@ -57,7 +57,7 @@ import org.pgetl.testkit.WithPostgres;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CrashLoopIT {
   private static final String PIPELINE = "crash";
-  private static final int KILLS = Integer.getInteger("pgetl.crash.kills", 8);
+  private static final int KILLS = Integer.getInteger("pgetl.crash.kills", 7);
   private static final Duration POLL = Duration.ofMillis(10);
   private static final Duration PHASE_WAIT = Duration.ofSeconds(60);
 

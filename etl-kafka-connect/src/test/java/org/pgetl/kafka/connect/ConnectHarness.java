@@ -76,6 +76,8 @@ public final class ConnectHarness {
     broker.put("transaction.state.log.min.isr", "1");
     broker.put("offsets.topic.replication.factor", "1");
     broker.put("group.initial.rebalance.delay.ms", "0");
+    // a killed producer's open transaction is aborted within a second of its timeout (default 10 s)
+    broker.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
     return broker;
   }
 
