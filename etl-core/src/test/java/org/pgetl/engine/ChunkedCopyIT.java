@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -413,6 +414,124 @@ class ChunkedCopyIT {
   }
 
   /**
+   * A table keyed by a {@code numeric} with fractions (and trailing zeros: {@code g / 8.0} has 20
+   * decimals), {@code -Infinity} and, as the marker, {@code NaN}, copied in chunks under load: the
+   * destination ends equal.
+   */
+  @Test
+  void aNumericKeyedTableCopiedInChunksUnderLoadEndsEqual(TestDatabase db) throws Exception {
+    copyKeyedTableUnderLoad(
+        db, "cn", "numeric", g -> "(" + g + " / 8.0)", id -> "-" + id, "'-Infinity'", "'NaN'");
+  }
+
+  /**
+   * A table keyed by a {@code timestamptz}, with {@code -infinity} and, as the marker, {@code
+   * infinity}, copied in chunks under load: the destination ends equal.
+   */
+  @Test
+  void aTimestamptzKeyedTableCopiedInChunksUnderLoadEndsEqual(TestDatabase db) throws Exception {
+    copyKeyedTableUnderLoad(
+        db,
+        "cz",
+        "timestamptz",
+        g -> "('2000-01-01 00:00:00+00'::timestamptz + " + g + " * interval '1 second')",
+        id -> "(" + id + " - interval '300 years')",
+        "'-infinity'",
+        "'infinity'");
+  }
+
+  /**
+   * Copies in chunks a table of 20,000 rows keyed by {@code keyOf(g)}, plus one row keyed {@code
+   * extraKey}, while updates, unchanged-TOAST updates, key moves ({@code moved(id)}), deletes,
+   * re-inserts and inserts run; then writes the marker row keyed {@code markerKey}.
+   */
+  private static void copyKeyedTableUnderLoad(
+      TestDatabase db,
+      String table,
+      String type,
+      Function<String, String> keyOf,
+      Function<String, String> moved,
+      String extraKey,
+      String markerKey)
+      throws Exception {
+    int rows = 20_000;
+    db.execute(
+        "CREATE TABLE " + table + " (id " + type + " PRIMARY KEY, v int NOT NULL, big text)",
+        "ALTER TABLE " + table + " ALTER COLUMN big SET STORAGE EXTERNAL",
+        "INSERT INTO "
+            + table
+            + " SELECT "
+            + keyOf.apply("g")
+            + ", 0, CASE WHEN g % 50 = 0 THEN repeat(md5(g::text), 100) END"
+            + " FROM generate_series(1, "
+            + rows
+            + ") g",
+        "INSERT INTO " + table + " VALUES (" + extraKey + ", 0, NULL)",
+        "CREATE PUBLICATION pub_" + table + " FOR TABLE " + table);
+    MemoryStore store = new MemoryStore(table);
+    RecordingDestination dest = destination();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger n = new AtomicInteger();
+    Thread load =
+        new Thread(
+            () -> {
+              Random r = new Random(11);
+              while (!stop.get()) {
+                int i = n.incrementAndGet();
+                int k = 1 + r.nextInt(rows);
+                String key = keyOf.apply(Integer.toString(k));
+                String toasted = keyOf.apply(Integer.toString(k / 50 * 50 + 50));
+                String where = " WHERE id = ";
+                switch (i % 6) {
+                  case 0 -> db.execute("UPDATE " + table + " SET v = v + 1" + where + toasted);
+                  case 1 -> db.execute("UPDATE " + table + " SET v = " + i + where + key);
+                  case 2 ->
+                      db.execute(
+                          "BEGIN",
+                          "DELETE FROM " + table + where + key,
+                          "INSERT INTO "
+                              + table
+                              + " VALUES ("
+                              + key
+                              + ", -1, 'again') ON CONFLICT DO NOTHING",
+                          "COMMIT");
+                  // a key move of a row with a TOASTed value, out of the copied range
+                  case 3 ->
+                      db.execute(
+                          "UPDATE "
+                              + table
+                              + " SET id = "
+                              + moved.apply("id")
+                              + where
+                              + toasted
+                              + " AND NOT EXISTS (SELECT 1 FROM "
+                              + table
+                              + where
+                              + moved.apply(toasted)
+                              + ")");
+                  case 4 -> db.execute("DELETE FROM " + table + where + key);
+                  default ->
+                      db.execute(
+                          "INSERT INTO "
+                              + table
+                              + " VALUES ("
+                              + keyOf.apply(Integer.toString(rows + i))
+                              + ", "
+                              + i
+                              + ", NULL) ON CONFLICT DO NOTHING");
+                }
+              }
+            });
+    load.start();
+    try {
+      copyUnderLoad(db, table, "(" + markerKey + ", -1, 'marker')", store, dest, stop, n, load);
+    } finally {
+      stop.set(true);
+      load.join();
+    }
+  }
+
+  /**
    * A table large enough to be copied in chunks whose key cannot split it (a text key) is copied
    * under one snapshot, and the log says why.
    */
@@ -437,7 +556,8 @@ class ChunkedCopyIT {
               log.count(
                   "public.cx",
                   "is copied under one snapshot, not in chunks",
-                  "the first column of its key is not smallint, integer, bigint or uuid"))
+                  "the first column of its key is not smallint, integer, bigint, uuid, numeric, date,"
+                      + " timestamp or timestamptz"))
           .isEqualTo(1);
     }
   }

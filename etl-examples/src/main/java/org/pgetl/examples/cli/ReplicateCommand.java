@@ -110,7 +110,7 @@ final class ReplicateCommand implements Callable<Integer> {
       description =
           "Tables at least this large (pg_table_size) are copied in chunks while their changes"
               + " stream: resumable after a restart, no snapshot held for the whole copy; 0 copies"
-              + " every table with an integer or uuid key in chunks, never none (default:"
+              + " every table whose key can split it (integer, uuid, numeric, date, timestamp) in chunks, never none (default:"
               + " ${DEFAULT-VALUE}).")
   long chunkedCopyMinSize;
 

@@ -1,13 +1,22 @@
 package org.pgetl.core.internal.chunk;
 
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
+import org.pgetl.core.internal.codec.TypeRegistry;
 import org.pgetl.model.ColumnSchema;
 import org.pgetl.model.IdentityKind;
 import org.pgetl.model.OldRow;
+import org.pgetl.model.PgNumeric;
+import org.pgetl.model.PgText;
 import org.pgetl.model.ReplicatedTableSchema;
 import org.pgetl.model.TableName;
 import org.pgetl.model.TableRow;
@@ -15,16 +24,31 @@ import org.pgetl.model.UpdatedRow;
 
 /**
  * The column a table copied in chunks is split on: the first column of its primary key (or of its
- * replica identity index), of type {@code smallint}, {@code integer}, {@code bigint} or {@code
- * uuid}. A row keeps its chunk for as long as it keeps its key, and the apply stream finds a
- * change's chunk by comparing that column's value as PostgreSQL's btree does: integers as Java
- * {@code long}s ({@link Long} values), a {@code uuid} as its 16 bytes compared unsigned from the
- * first ({@code uuid_cmp} is a {@code memcmp}; {@link UUID#compareTo} compares signed halves and
- * would not do). No other type is taken: text compares by collation, which Java cannot reproduce,
- * and the rest is rare as the first column of a large table's key.
+ * replica identity index), of type {@code smallint}, {@code integer}, {@code bigint}, {@code uuid},
+ * {@code numeric}, {@code date}, {@code timestamp} or {@code timestamptz}. A row keeps its chunk
+ * for as long as it keeps its key, and the apply stream finds a change's chunk by comparing that
+ * column's value as PostgreSQL's btree does:
  *
- * <p>A key value is a {@link Long} or a {@link UUID}, as the decoded row holds it; {@link #order()}
- * compares two of one key.
+ * <ul>
+ *   <li>integers as Java {@code long}s ({@link Long} values);
+ *   <li>a {@code uuid} as its 16 bytes compared unsigned from the first ({@code uuid_cmp} is a
+ *       {@code memcmp}; {@link UUID#compareTo} compares signed halves and would not do);
+ *   <li>a {@code numeric} as a {@link PgNumeric}: {@code -Infinity}, the finite values, {@code
+ *       Infinity}, then {@code NaN}, as {@code numeric_cmp} orders them; a finite value is kept
+ *       without trailing zeros, so {@code 1.0} and {@code 1.00}, one key to the btree, are one key
+ *       here too;
+ *   <li>a {@code date}, {@code timestamp} or {@code timestamptz} as the {@link LocalDate}, {@link
+ *       LocalDateTime} or {@link Instant} the decoder gives, in their natural order, which is
+ *       PostgreSQL's ({@code -infinity} and {@code infinity} decode to the classes' {@code MIN} and
+ *       {@code MAX}).
+ * </ul>
+ *
+ * <p>No other type is taken: text compares by collation, which Java cannot reproduce, and the rest
+ * is rare as the first column of a large table's key.
+ *
+ * <p>A key value is one of the classes above, as {@link #of(TableRow)} returns it; {@link #order()}
+ * compares two of one key. Bounds are stored in PostgreSQL's text form ({@link PgText#format}) and
+ * written into SQL as literals of the column's type.
  *
  * @param columnIndex the column's index among the table's replicated columns
  * @param name the column's name
@@ -34,27 +58,101 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
   private static final int INT8 = 20;
   private static final int INT2 = 21;
   private static final int INT4 = 23;
+  private static final int DATE_OID = 1082;
+  private static final int TIMESTAMP_OID = 1114;
+  private static final int TIMESTAMPTZ_OID = 1184;
+  private static final int NUMERIC_OID = 1700;
   private static final int UUID_OID = 2950;
 
-  /** The lowest uuid in PostgreSQL's order. */
-  private static final UUID MIN_UUID = new UUID(0, 0);
+  /** The built-in codecs, which read a bound's text form. */
+  private static final TypeRegistry BUILTIN_TYPES = new TypeRegistry();
 
-  private static final Comparator<Object> INTEGER_ORDER =
-      (a, b) -> Long.compare(((Long) a).longValue(), ((Long) b).longValue());
-
-  private static final Comparator<Object> UUID_ORDER =
-      (a, b) -> {
+  /** How the values of one key type are read, compared and written. */
+  private enum Kind {
+    INTEGER(null, Long.MIN_VALUE) {
+      @Override
+      int compare(Object a, Object b) {
+        return Long.compare((Long) a, (Long) b);
+      }
+    },
+    UUID_KEY("uuid", new UUID(0, 0)) {
+      @Override
+      int compare(Object a, Object b) {
         UUID x = (UUID) a;
         UUID y = (UUID) b;
         int c = Long.compareUnsigned(x.getMostSignificantBits(), y.getMostSignificantBits());
         return c != 0
             ? c
             : Long.compareUnsigned(x.getLeastSignificantBits(), y.getLeastSignificantBits());
+      }
+    },
+    NUMERIC("numeric", PgNumeric.NEGATIVE_INFINITY) {
+      @Override
+      int compare(Object a, Object b) {
+        return ((PgNumeric) a).compareTo((PgNumeric) b);
+      }
+    },
+    DATE("date", LocalDate.MIN) {
+      @Override
+      int compare(Object a, Object b) {
+        return ((LocalDate) a).compareTo((LocalDate) b);
+      }
+    },
+    TIMESTAMP("timestamp", LocalDateTime.MIN) {
+      @Override
+      int compare(Object a, Object b) {
+        return ((LocalDateTime) a).compareTo((LocalDateTime) b);
+      }
+    },
+    TIMESTAMPTZ("timestamptz", Instant.MIN) {
+      @Override
+      int compare(Object a, Object b) {
+        return ((Instant) a).compareTo((Instant) b);
+      }
+    };
+
+    /** The type's name in SQL, or null for a plain number literal. */
+    final @Nullable String sqlType;
+
+    /** A value no value of the type sorts before. */
+    @SuppressWarnings("ImmutableEnumChecker") // a Long, UUID, PgNumeric or java.time value
+    final Object lowest;
+
+    Kind(@Nullable String sqlType, Object lowest) {
+      this.sqlType = sqlType;
+      this.lowest = lowest;
+    }
+
+    abstract int compare(Object a, Object b);
+
+    static @Nullable Kind of(int typeOid) {
+      return switch (typeOid) {
+        case INT2, INT4, INT8 -> INTEGER;
+        case UUID_OID -> UUID_KEY;
+        case NUMERIC_OID -> NUMERIC;
+        case DATE_OID -> DATE;
+        case TIMESTAMP_OID -> TIMESTAMP;
+        case TIMESTAMPTZ_OID -> TIMESTAMPTZ;
+        default -> null;
       };
+    }
+  }
+
+  /**
+   * Checks the key's type.
+   *
+   * @throws IllegalArgumentException when a table cannot be split on a column of this type
+   */
+  public ChunkKey {
+    if (Kind.of(typeOid) == null) {
+      throw new IllegalArgumentException(
+          "a table cannot be copied in chunks on a column of type oid " + typeOid);
+    }
+  }
 
   /**
    * Returns the chunk key of a table, or empty when the table cannot be copied in chunks (no
-   * primary key or identity index, or its first column is not an integer or a uuid).
+   * primary key or identity index, or its first column is not of a type listed above).
    *
    * @param schema the table's replicated schema
    * @return the key, or empty
@@ -68,7 +166,7 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
       return Optional.empty();
     }
     ColumnSchema c = schema.columns().get(identity[0]);
-    if (!supported(c.typeOid())) {
+    if (Kind.of(c.typeOid()) == null) {
       return Optional.empty();
     }
     return Optional.of(new ChunkKey(identity[0], c.name(), c.typeOid()));
@@ -124,25 +222,38 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
     if (schema.identity() != IdentityKind.PRIMARY_KEY && schema.identity() != IdentityKind.INDEX) {
       return "it has no primary key or replica identity index";
     }
-    return "the first column of its key is not smallint, integer, bigint or uuid";
+    return "the first column of its key is not smallint, integer, bigint, uuid, numeric, date,"
+        + " timestamp or timestamptz";
   }
 
-  private static boolean supported(int typeOid) {
-    return typeOid == INT2 || typeOid == INT4 || typeOid == INT8 || typeOid == UUID_OID;
-  }
-
-  private boolean isUuid() {
-    return typeOid == UUID_OID;
+  private Kind kind() {
+    return Objects.requireNonNull(Kind.of(typeOid));
   }
 
   /**
-   * Parses a bound in PostgreSQL's text form.
+   * Parses a bound in PostgreSQL's text form (any time zone offset for a {@code timestamptz}).
    *
    * @param text the value
-   * @return the value: a {@link Long} or a {@link UUID}
+   * @return the value, of the class {@link #of(TableRow)} returns
+   * @throws IllegalArgumentException when the text is not a value of the key's type
    */
   public Object parse(String text) {
-    return isUuid() ? UUID.fromString(text.trim()) : Long.valueOf(text.trim());
+    String t = text.trim();
+    Object v =
+        switch (kind()) {
+          case INTEGER -> Long.valueOf(t);
+          case UUID_KEY -> UUID.fromString(t);
+          case NUMERIC -> PgNumeric.parse(t);
+          case DATE, TIMESTAMP, TIMESTAMPTZ -> {
+            byte[] b = t.getBytes(StandardCharsets.UTF_8);
+            yield BUILTIN_TYPES.codec(typeOid).decodeText(b, 0, b.length);
+          }
+        };
+    Object key = value(v);
+    if (key == null) {
+      throw new IllegalArgumentException("not a value of type oid " + typeOid + ": " + text);
+    }
+    return key;
   }
 
   /**
@@ -152,7 +263,7 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
    * @return its text
    */
   public String format(Object value) {
-    return value.toString();
+    return Objects.requireNonNull(PgText.format(value));
   }
 
   /**
@@ -161,7 +272,7 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
    * @return the comparator
    */
   public Comparator<Object> order() {
-    return isUuid() ? UUID_ORDER : INTEGER_ORDER;
+    return kind()::compare;
   }
 
   /**
@@ -170,12 +281,15 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
    * @return the lowest value
    */
   public Object lowest() {
-    return isUuid() ? MIN_UUID : Long.MIN_VALUE;
+    return kind().lowest;
   }
 
   private String literal(Object value) {
-    // a parsed value: digits, or a uuid's canonical text (hex digits and dashes)
-    return isUuid() ? "'" + value + "'::uuid" : value.toString();
+    String sqlType = kind().sqlType;
+    if (sqlType == null) {
+      return value.toString(); // a Long: digits
+    }
+    return "'" + format(value).replace("'", "''") + "'::" + sqlType;
   }
 
   /**
@@ -205,7 +319,7 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
    * Returns the key of a full row.
    *
    * @param row a row of the table, in column order
-   * @return the key ({@link Long} or {@link UUID}), or null when it is NULL
+   * @return the key, or null when it is NULL
    */
   public @Nullable Object of(TableRow row) {
     return value(row.get(columnIndex));
@@ -237,10 +351,21 @@ public record ChunkKey(int columnIndex, String name, int typeOid) {
     return value(old.row().get(columnIndex));
   }
 
+  /** A decoded value as a key value: integers widened, numerics without trailing zeros. */
   private @Nullable Object value(@Nullable Object v) {
-    if (isUuid()) {
-      return v instanceof UUID ? v : null;
-    }
-    return v instanceof Number n ? Long.valueOf(n.longValue()) : null;
+    return switch (kind()) {
+      case INTEGER -> v instanceof Number n ? Long.valueOf(n.longValue()) : null;
+      case UUID_KEY -> v instanceof UUID ? v : null;
+      case NUMERIC -> {
+        PgNumeric n =
+            v instanceof PgNumeric p ? p : v instanceof BigDecimal d ? PgNumeric.of(d) : null;
+        yield n == null || !n.isFinite()
+            ? n
+            : PgNumeric.of(n.bigDecimalValue().stripTrailingZeros());
+      }
+      case DATE -> v instanceof LocalDate ? v : null;
+      case TIMESTAMP -> v instanceof LocalDateTime ? v : null;
+      case TIMESTAMPTZ -> v instanceof Instant ? v : null;
+    };
   }
 }
