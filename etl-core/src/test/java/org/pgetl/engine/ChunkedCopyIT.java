@@ -414,6 +414,39 @@ class ChunkedCopyIT {
   }
 
   /**
+   * A partitioned table published through its root ({@code publish_via_partition_root}) is copied
+   * in chunks of its key across its partitions, under load that also moves rows from one partition
+   * to another (the key changes to {@code -id}, into the default partition): the destination ends
+   * equal to the root's rows.
+   */
+  @Test
+  void aPartitionedTablePublishedThroughItsRootIsCopiedInChunksUnderLoad(TestDatabase db)
+      throws Exception {
+    db.execute(
+        "CREATE TABLE cp (id bigint PRIMARY KEY, v int NOT NULL, big text) PARTITION BY RANGE (id)",
+        "CREATE TABLE cp_low PARTITION OF cp FOR VALUES FROM (1) TO (7000)",
+        "CREATE TABLE cp_high PARTITION OF cp FOR VALUES FROM (7000) TO (14000)",
+        "CREATE TABLE cp_other PARTITION OF cp DEFAULT",
+        "ALTER TABLE cp ALTER COLUMN big SET STORAGE EXTERNAL",
+        "INSERT INTO cp SELECT g, 0, CASE WHEN g % 50 = 0 THEN repeat(md5(g::text), 100) END"
+            + " FROM generate_series(1, 20000) g",
+        "ANALYZE cp",
+        "CREATE PUBLICATION pub_cp FOR TABLE cp WITH (publish_via_partition_root = true)");
+    MemoryStore store = new MemoryStore("cp");
+    RecordingDestination dest = destination();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger n = new AtomicInteger();
+    Thread load = load(db, "cp", 20_000, stop, n);
+    try {
+      copyUnderLoad(db, "cp", "(-1, -1, 'marker')", store, dest, stop, n, load);
+      assertThat(store.chunks(oid(db, "cp"))).isEmpty();
+    } finally {
+      stop.set(true);
+      load.join();
+    }
+  }
+
+  /**
    * A table keyed by a {@code numeric} with fractions (and trailing zeros: {@code g / 8.0} has 20
    * decimals), {@code -Infinity} and, as the marker, {@code NaN}, copied in chunks under load: the
    * destination ends equal.

@@ -84,7 +84,39 @@ public final class TableCopier {
       List<CopyPlanner.TableSize> physicalTables,
       List<TableName> physicalNames,
       @Nullable String rowFilter,
-      List<ValueCodec> codecs) {}
+      List<ValueCodec> codecs) {
+
+    /**
+     * Returns true when the table is a partitioned table, whose rows are in its partitions.
+     *
+     * @return whether the physical tables are partitions of the table
+     */
+    public boolean partitioned() {
+      return physicalTables.size() != 1 || !physicalTables.get(0).table().equals(schema.id());
+    }
+
+    /**
+     * Returns the table as a {@code FROM} clause names it to read all of its rows and nothing else:
+     * {@code ONLY} for a table of its own (no inheritance children), without it for a partitioned
+     * table (its partitions).
+     *
+     * @return {@code ONLY "s"."t"} or {@code "s"."t"}
+     */
+    public String wholeTable() {
+      return TableCopier.wholeTable(schema.name(), partitioned());
+    }
+  }
+
+  /**
+   * Returns a table as a {@code FROM} clause names it to read all of its rows and nothing else.
+   *
+   * @param name the table
+   * @param partitioned whether it is a partitioned table (its rows are in its partitions)
+   * @return {@code ONLY "s"."t"}, or {@code "s"."t"} for a partitioned table
+   */
+  public static String wholeTable(TableName name, boolean partitioned) {
+    return (partitioned ? "" : "ONLY ") + name.quoted();
+  }
 
   private final PipelineConfig config;
   private final PgConnector connector;
@@ -351,6 +383,19 @@ public final class TableCopier {
    * @return {@code COPY (SELECT ...) TO STDOUT (FORMAT binary)}
    */
   public static String copySql(Source source, TableName physical, String predicate) {
+    return copySql(source, "ONLY " + physical.quoted(), predicate);
+  }
+
+  /**
+   * The binary COPY of a table's replicated columns from a {@code FROM} item, of the rows a
+   * predicate and the publication's row filter select.
+   *
+   * @param source the table
+   * @param from what the {@code FROM} clause reads, such as {@link Source#wholeTable()}
+   * @param predicate an SQL condition, or an empty string for all rows
+   * @return {@code COPY (SELECT ...) TO STDOUT (FORMAT binary)}
+   */
+  public static String copySql(Source source, String from, String predicate) {
     StringBuilder sql = new StringBuilder("COPY (SELECT ");
     List<ColumnSchema> cols = source.schema().columns();
     for (int i = 0; i < cols.size(); i++) {
@@ -364,7 +409,7 @@ public final class TableCopier {
     }
     // A table without columns selects none ("SELECT FROM"): each row is then a tuple of zero
     // fields, as the parser expects for a schema without columns.
-    sql.append(" FROM ONLY ").append(physical.quoted());
+    sql.append(" FROM ").append(from);
     String filter = source.rowFilter();
     if (!predicate.isEmpty() || filter != null) {
       sql.append(" WHERE ");

@@ -118,7 +118,8 @@ final class ChunkedCopier {
    * at quantiles of a sample of the key's values, the first and last open-ended.
    *
    * @param c a plain connection
-   * @param name the table
+   * @param wholeTable the table as a {@code FROM} clause reads all its rows ({@link
+   *     TableCopier#wholeTable})
    * @param key its chunk key
    * @param totalBytes its size
    * @param estimatedRows its estimated rows
@@ -129,7 +130,7 @@ final class ChunkedCopier {
    */
   static List<ChunkRecord> plan(
       Connection c,
-      TableName name,
+      String wholeTable,
       ChunkKey key,
       long totalBytes,
       long estimatedRows,
@@ -150,8 +151,8 @@ final class ChunkedCopier {
       String sql =
           "SELECT percentile_disc(?::float8[]) WITHIN GROUP (ORDER BY "
               + col
-              + ")::text[] FROM ONLY "
-              + name.quoted()
+              + ")::text[] FROM "
+              + wholeTable
               + (percent < 100 ? " TABLESAMPLE SYSTEM (" + percent + ")" : "")
               + " WHERE "
               + col
@@ -453,7 +454,8 @@ final class ChunkedCopier {
       try (Statement st = c.createStatement()) {
         // the lock first (it takes no snapshot): every ALTER TABLE either committed before this
         // read's snapshot or waits for its transaction
-        st.execute("LOCK TABLE ONLY " + source.schema().name().quoted() + " IN ACCESS SHARE MODE");
+        // (a partitioned table with its partitions)
+        st.execute("LOCK TABLE " + source.wholeTable() + " IN ACCESS SHARE MODE");
       }
       int read = ctx.store.startChunkRead(table, attempt, record.index());
       ChunkTracker.Read r = ctx.chunks.register(table, chunk);
@@ -605,7 +607,7 @@ final class ChunkedCopier {
   String copySql(ChunkTracker.Chunk chunk) {
     boolean keyChunk = chunk.record().kind() == ChunkKind.KEY;
     return TableCopier.copySql(
-        source, source.schema().name(), key.predicate(chunk.from(), chunk.to(), keyChunk));
+        source, source.wholeTable(), key.predicate(chunk.from(), chunk.to(), keyChunk));
   }
 
   private boolean send(long sequence, List<TableRow> batch, long bytes) {

@@ -352,15 +352,13 @@ public final class TableSyncWorker {
         ctx.destination.supportsChunkedCopy()
             && ctx.streams.messages()
             && key.isPresent()
-            // not a partitioned table (a plain table is its own only leaf)
-            && catalog.partitionLeaves(table).stream().allMatch(table::equals)
             && ctx.config.tableCopy().shouldCopy(current.name());
     if (stored.isEmpty()) {
       if (ctx.config.chunkedCopyMinBytes() == Long.MAX_VALUE
           || !ctx.config.tableCopy().shouldCopy(current.name())) {
         return false;
       }
-      TableSize size = catalog.tableSize(table);
+      TableSize size = rowsSize(catalog);
       if (size.totalBytes() < ctx.config.chunkedCopyMinBytes()) {
         return false;
       }
@@ -375,7 +373,7 @@ public final class TableSyncWorker {
                 ? "the destination does not take chunked copies"
                 : !ctx.streams.messages()
                     ? "the source is older than PostgreSQL 14"
-                    : key.isEmpty() ? ChunkKey.whyNot(current) : "it is partitioned");
+                    : ChunkKey.whyNot(current));
         return false;
       }
     } else if (!possible) {
@@ -410,11 +408,12 @@ public final class TableSyncWorker {
         ctx.store.storeTableSchema(
             current.withTableSchema(current.tableSchema().withSnapshotLsn(Lsn.ZERO)));
         // 2. the chunks, planned from a sample of the key
-        TableSize size = catalog.tableSize(table);
+        TableSize size = rowsSize(catalog);
         List<ChunkRecord> plan =
             ChunkedCopier.plan(
                 c,
-                current.name(),
+                TableCopier.wholeTable(
+                    current.name(), !List.of(table).equals(catalog.partitionLeaves(table))),
                 key.get(),
                 size.totalBytes(),
                 size.estimatedRows(),
@@ -591,6 +590,25 @@ public final class TableSyncWorker {
         "pipeline {}: table {} left the publication; its state and slot are deleted",
         pipelineId,
         table);
+  }
+
+  /**
+   * The size of the table's rows: its own, or the sum of its partitions' for a partitioned table
+   * (which holds none itself); estimated rows -1 when any of them was never analyzed.
+   */
+  private TableSize rowsSize(PgCatalog catalog) {
+    long rows = 0;
+    long pages = 0;
+    long blocks = 0;
+    long bytes = 0;
+    for (TableId t : catalog.partitionLeaves(table)) {
+      TableSize s = catalog.tableSize(t);
+      rows = rows < 0 || s.estimatedRows() < 0 ? -1 : rows + s.estimatedRows();
+      pages += s.relPages();
+      blocks += s.blocks();
+      bytes += s.totalBytes();
+    }
+    return new TableSize(rows, pages, blocks, bytes);
   }
 
   private TableCopier.Source copySource(
