@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -502,6 +503,38 @@ public final class EndToEndBenchmark {
   }
 
   /** The CPU seconds a server process (Linux {@code /proc}, else -1) and this JVM used so far. */
+  /** The CPU time of every live thread of this JVM, by name (threads of one name summed). */
+  private static Map<String, Long> threadCpuNanos() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    Map<String, Long> out = new java.util.HashMap<>();
+    for (java.lang.management.ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
+      if (info == null) {
+        continue;
+      }
+      long cpu = mx.getThreadCpuTime(info.getThreadId());
+      if (cpu > 0) {
+        out.merge(info.getThreadName(), cpu, Long::sum);
+      }
+    }
+    return out;
+  }
+
+  /** Prints the threads that used the most CPU between two samples, as shares of one core. */
+  private static void printTopThreads(
+      String what, Map<String, Long> before, Map<String, Long> after, long windowNanos) {
+    StringBuilder b = new StringBuilder(what).append(", CPU by thread (share of one core):");
+    after.entrySet().stream()
+        .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+        .filter(e -> e.getValue() > 0)
+        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        .limit(6)
+        .forEach(
+            e ->
+                b.append(
+                    String.format(" %s %.2f%%", e.getKey(), 100.0 * e.getValue() / windowNanos)));
+    System.out.println(b);
+  }
+
   private static double[] cpuSeconds(long pid) {
     return new double[] {Bench.processCpuSeconds(pid), Bench.jvmCpuSeconds()};
   }
@@ -875,7 +908,7 @@ public final class EndToEndBenchmark {
    * the {@code INSERT} (autocommit) to the raw reader seeing its {@code COMMIT} message, and to the
    * insert event reaching pgetl's destination. Returns the raw median, the raw p90, pgetl's median,
    * pgetl's p90 and the median of the per-insert difference, in milliseconds, and the share of one
-   * core this JVM used in 5 s of the idle running pipeline afterwards.
+   * core this JVM used in 10 s of the idle running pipeline, 3 s after the last insert.
    */
   private static double[] latency(EmbeddedPostgres pg, PgConnectionConfig source, String id)
       throws Exception {
@@ -960,12 +993,17 @@ public final class EndToEndBenchmark {
             diff.add(e - r);
           }
         }
-        // what the idle running pipeline costs: this JVM's CPU over 5 s without changes (the raw
-        // reader is blocked in the kernel meanwhile)
+        // what the idle running pipeline costs: this JVM's CPU over 10 s without changes, after
+        // 3 s for the work the inserts left (JIT compilations, the last acknowledgements) to end;
+        // the raw reader is blocked in the kernel meanwhile
+        TimeUnit.SECONDS.sleep(3);
+        Map<String, Long> threadsBefore = threadCpuNanos();
         double cpuBefore = cpuSeconds(-1)[1];
         long idleStart = System.nanoTime();
-        TimeUnit.SECONDS.sleep(5);
-        idleCpu = (cpuSeconds(-1)[1] - cpuBefore) * 1e9 / (System.nanoTime() - idleStart);
+        TimeUnit.SECONDS.sleep(10);
+        long idleNanos = System.nanoTime() - idleStart;
+        idleCpu = (cpuSeconds(-1)[1] - cpuBefore) * 1e9 / idleNanos;
+        printTopThreads("idle pipeline", threadsBefore, threadCpuNanos(), idleNanos);
       }
       reader.interrupt();
       stream.close();

@@ -53,6 +53,14 @@ import org.slf4j.LoggerFactory;
 public final class ApplyLoop {
   private static final Logger LOG = LoggerFactory.getLogger(ApplyLoop.class);
   private static final long READ_WAIT_IDLE_NANOS = 20_000_000L;
+
+  /**
+   * The read wait once the stream has been quiet for {@link #SETTLE_AFTER_NANOS} and the role is
+   * settled: data still wakes the read at once, this only spaces out the loop's own checks.
+   */
+  private static final long READ_WAIT_SETTLED_NANOS = 100_000_000L;
+
+  private static final long SETTLE_AFTER_NANOS = 1_000_000_000L;
   private static final long READ_WAIT_BUSY_NANOS = 1_000_000L;
   private static final long PARK_NANOS = 5_000_000L;
   private static final long HOLD_PARK_NANOS = 1_000_000L;
@@ -73,6 +81,9 @@ public final class ApplyLoop {
   private final EventBatch batch;
   private final TransactionAssembler intake;
   private final BatchDispatcher output;
+
+  /** When the current run of reads that found nothing began (ticker nanos); 0 after a message. */
+  private long quietSince;
 
   /**
    * Creates the loop of a started stream, owned by the calling thread (which must call {@link
@@ -192,7 +203,11 @@ public final class ApplyLoop {
           caughtUp = msg == null;
           if (msg == null) {
             quiet = true;
+            if (quietSince == 0) {
+              quietSince = env.ticker().nanoTime();
+            }
           } else {
+            quietSince = 0;
             boolean afterQuiet = quiet || source.lastReadWaited();
             boolean wasInTx = intake.inTransaction();
             intake.handle(msg, source.lastMessageLsn());
@@ -213,12 +228,23 @@ public final class ApplyLoop {
     }
   }
 
-  /** A read with something buffered only checks; otherwise it waits for data a little. */
+  /**
+   * A read with something buffered only checks; otherwise it waits for data a little, longer once
+   * the stream has been quiet for a second with nothing in flight and the role settled (an idle
+   * pipeline then wakes 10 times a second instead of 50).
+   */
   private long readWaitNanos() {
     if (!batch.isEmpty()) {
       return 0;
     }
-    return output.inFlight() > 0 ? READ_WAIT_BUSY_NANOS : READ_WAIT_IDLE_NANOS;
+    if (output.inFlight() > 0) {
+      return READ_WAIT_BUSY_NANOS;
+    }
+    boolean settled =
+        quietSince != 0
+            && env.ticker().nanoTime() - quietSince >= SETTLE_AFTER_NANOS
+            && role.settled();
+    return settled ? READ_WAIT_SETTLED_NANOS : READ_WAIT_IDLE_NANOS;
   }
 
   // ---- the role's view

@@ -92,6 +92,17 @@ public interface StreamRole {
   default void tick(Control control) {}
 
   /**
+   * Returns true when nothing but the stream's own messages needs the loop soon: no table is copied
+   * or handed over and no command waits. The loop then spaces its checks out while the stream stays
+   * quiet; anything it would notice late is noticed within 100 ms.
+   *
+   * @return whether the role is settled
+   */
+  default boolean settled() {
+    return false;
+  }
+
+  /**
    * Called for every RELATION message: the stream is about to carry changes of this table.
    *
    * @param table the table

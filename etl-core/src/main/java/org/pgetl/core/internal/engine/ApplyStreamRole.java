@@ -154,6 +154,11 @@ final class ApplyStreamRole implements StreamRole {
   }
 
   @Override
+  public boolean settled() {
+    return !ctx.tables.anySyncing() && !ctx.chunks.anyActive() && ctx.commands.isEmpty();
+  }
+
+  @Override
   public void tick(Control control) {
     long now = ctx.ticker.nanoTime();
     if (lastTick != 0 && now - lastTick < TICK_NANOS) {

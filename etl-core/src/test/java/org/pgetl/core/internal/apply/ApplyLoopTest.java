@@ -132,6 +132,40 @@ class ApplyLoopTest {
         .containsOnly(Lsn.of(0x2100), Lsn.of(0x3100));
   }
 
+  /**
+   * A quiet stream reads with the idle bound (20 ms); after a second of quiet reads with a settled
+   * role, with 100 ms; a role that is not settled, or a message, brings the idle bound back.
+   */
+  @Test
+  void aSettledQuietStreamWaitsLongerBetweenItsChecks() throws Exception {
+    long idle = 20_000_000L;
+    long settled = 100_000_000L;
+    harness(ScriptedDestination.Policy.DURABLE);
+    h.role.settled = true;
+    h.source.quiet();
+    h.start();
+    await().until(() -> h.source.readWaits().contains(idle));
+    assertThat(h.source.readWaits()).doesNotContain(settled);
+    // a second of quiet reads
+    h.source.advance(Duration.ofMillis(1_000));
+    await().until(() -> h.source.readWaits().contains(settled));
+    // a table to copy: the loop checks as often as before
+    h.role.settled = false;
+    int before = h.source.readWaits().size();
+    await().until(() -> h.source.readWaits().size() > before + 2);
+    List<Long> waits = h.source.readWaits();
+    assertThat(waits.subList(before + 1, waits.size())).containsOnly(idle);
+    // settled again, then a transaction: its messages restart the quiet second
+    h.role.settled = true;
+    await().until(() -> h.source.readWaits().get(h.source.readWaits().size() - 1) == settled);
+    Lsn end = transaction(h.source, 0x1000, true, "a");
+    await().untilAsserted(() -> assertThat(h.source.flushed()).isEqualTo(end));
+    int after = h.source.readWaits().size();
+    await().until(() -> h.source.readWaits().size() > after + 2);
+    waits = h.source.readWaits();
+    assertThat(waits.subList(after, waits.size())).doesNotContain(settled);
+  }
+
   @Test
   void aBatchIsCutAsSoonAsItReachesBatchMaxBytes() throws Exception {
     long max = 4_000;

@@ -42,6 +42,7 @@ final class LoopHarness {
   final Shutdown shutdown = new Shutdown();
   final ErrorLog errors = new ErrorLog();
   final ScriptedSource source;
+  final AllTablesRole role = new AllTablesRole();
   final ScriptedDestination destination;
   final Lsn start;
   private final PipelineConfig config;
@@ -97,7 +98,7 @@ final class LoopHarness {
                 ApplyLoop loop =
                     new ApplyLoop(
                         env,
-                        new AllTablesRole(),
+                        role,
                         source,
                         streamed
                             ? new PgOutputDecoder(2, StreamingMode.ON)
@@ -156,6 +157,14 @@ final class LoopHarness {
   /** The apply role: owns every table, delivers messages, nothing to hand off. */
   static final class AllTablesRole implements StreamRole {
     final List<Lsn> idleAt = new ArrayList<>();
+
+    /** What {@link #settled()} answers: no table copied, no command waiting. */
+    volatile boolean settled;
+
+    @Override
+    public boolean settled() {
+      return settled;
+    }
 
     @Override
     public String describe() {

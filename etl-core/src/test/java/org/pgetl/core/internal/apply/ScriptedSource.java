@@ -41,6 +41,7 @@ final class ScriptedSource implements MessageSource {
   // the rest of a Messages step being read (only the loop's thread touches it)
   private final java.util.ArrayDeque<Message> pending = new java.util.ArrayDeque<>();
   private volatile boolean pendingEmpty = true;
+  private final List<Long> readWaits = new java.util.ArrayList<>();
   private final ManualTicker ticker;
   private final List<Lsn> confirmed = new ArrayList<>();
   private final List<Status> statuses = new ArrayList<>();
@@ -131,8 +132,16 @@ final class ScriptedSource implements MessageSource {
     return flushed;
   }
 
+  /** The longest wait of each read the loop made, newest last. */
+  synchronized List<Long> readWaits() {
+    return List.copyOf(readWaits);
+  }
+
   @Override
   public ByteBuffer readNext(long maxWaitNanos) {
+    synchronized (this) {
+      readWaits.add(maxWaitNanos);
+    }
     if (!pending.isEmpty()) {
       Message m = pending.poll();
       pendingEmpty = pending.isEmpty();
