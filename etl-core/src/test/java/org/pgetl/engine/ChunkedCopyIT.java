@@ -345,72 +345,14 @@ class ChunkedCopyIT {
    */
   @Test
   void aUuidKeyedTableCopiedInChunksUnderLoadEndsEqual(TestDatabase db) throws Exception {
-    int rows = 20_000;
-    db.execute(
-        "CREATE TABLE cu (id uuid PRIMARY KEY, v int NOT NULL, big text)",
-        "ALTER TABLE cu ALTER COLUMN big SET STORAGE EXTERNAL",
-        "INSERT INTO cu SELECT md5(g::text)::uuid, 0,"
-            + " CASE WHEN g % 50 = 0 THEN repeat(md5(g::text), 100) END"
-            + " FROM generate_series(1, "
-            + rows
-            + ") g",
-        "CREATE PUBLICATION pub_cu FOR TABLE cu");
-    MemoryStore store = new MemoryStore("cu");
-    RecordingDestination dest = destination();
-    AtomicBoolean stop = new AtomicBoolean();
-    AtomicInteger n = new AtomicInteger();
-    Thread load =
-        new Thread(
-            () -> {
-              Random r = new Random(7);
-              while (!stop.get()) {
-                int i = n.incrementAndGet();
-                int k = 1 + r.nextInt(rows);
-                String key = "md5('" + k + "')::uuid";
-                String toasted = "md5('" + (k / 50 * 50 + 50) + "')::uuid";
-                switch (i % 6) {
-                  case 0 -> db.execute("UPDATE cu SET v = v + 1 WHERE id = " + toasted);
-                  case 1 -> db.execute("UPDATE cu SET v = " + i + " WHERE id = " + key);
-                  case 2 ->
-                      db.execute(
-                          "BEGIN",
-                          "DELETE FROM cu WHERE id = " + key,
-                          "INSERT INTO cu VALUES (" + key + ", -1, 'again') ON CONFLICT DO NOTHING",
-                          "COMMIT");
-                  // a key move of a row with a TOASTed value, anywhere in the range
-                  case 3 ->
-                      db.execute(
-                          "UPDATE cu SET id = md5('moved' || id::text)::uuid WHERE id = "
-                              + toasted
-                              + " AND NOT EXISTS (SELECT 1 FROM cu WHERE id = md5('moved' || "
-                              + toasted
-                              + "::text)::uuid)");
-                  case 4 -> db.execute("DELETE FROM cu WHERE id = " + key);
-                  default ->
-                      db.execute(
-                          "INSERT INTO cu VALUES (md5('new"
-                              + i
-                              + "')::uuid, "
-                              + i
-                              + ", NULL) ON CONFLICT DO NOTHING");
-                }
-              }
-            });
-    load.start();
-    try {
-      copyUnderLoad(
-          db,
-          "cu",
-          "('ffffffff-ffff-ffff-ffff-ffffffffffff', -1, 'marker')",
-          store,
-          dest,
-          stop,
-          n,
-          load);
-    } finally {
-      stop.set(true);
-      load.join();
-    }
+    copyKeyedTableUnderLoad(
+        db,
+        "cu",
+        "uuid",
+        g -> "md5((" + g + ")::text)::uuid",
+        id -> "md5('moved' || " + id + "::text)::uuid",
+        "'00000000-0000-0000-0000-000000000000'",
+        "'ffffffff-ffff-ffff-ffff-ffffffffffff'");
   }
 
   /**

@@ -358,7 +358,7 @@ public final class TableSyncWorker {
           || !ctx.config.tableCopy().shouldCopy(current.name())) {
         return false;
       }
-      TableSize size = rowsSize(catalog);
+      TableSize size = rowsSize(catalog, catalog.partitionLeaves(table));
       if (size.totalBytes() < ctx.config.chunkedCopyMinBytes()) {
         return false;
       }
@@ -408,12 +408,12 @@ public final class TableSyncWorker {
         ctx.store.storeTableSchema(
             current.withTableSchema(current.tableSchema().withSnapshotLsn(Lsn.ZERO)));
         // 2. the chunks, planned from a sample of the key
-        TableSize size = rowsSize(catalog);
+        List<TableId> leaves = catalog.partitionLeaves(table);
+        TableSize size = rowsSize(catalog, leaves);
         List<ChunkRecord> plan =
             ChunkedCopier.plan(
                 c,
-                TableCopier.wholeTable(
-                    current.name(), !List.of(table).equals(catalog.partitionLeaves(table))),
+                TableCopier.wholeTable(current.name(), !List.of(table).equals(leaves)),
                 key.get(),
                 size.totalBytes(),
                 size.estimatedRows(),
@@ -596,12 +596,12 @@ public final class TableSyncWorker {
    * The size of the table's rows: its own, or the sum of its partitions' for a partitioned table
    * (which holds none itself); estimated rows -1 when any of them was never analyzed.
    */
-  private TableSize rowsSize(PgCatalog catalog) {
+  private static TableSize rowsSize(PgCatalog catalog, List<TableId> leaves) {
     long rows = 0;
     long pages = 0;
     long blocks = 0;
     long bytes = 0;
-    for (TableId t : catalog.partitionLeaves(table)) {
+    for (TableId t : leaves) {
       TableSize s = catalog.tableSize(t);
       rows = rows < 0 || s.estimatedRows() < 0 ? -1 : rows + s.estimatedRows();
       pages += s.relPages();
