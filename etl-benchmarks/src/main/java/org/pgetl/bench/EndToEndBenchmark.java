@@ -77,6 +77,9 @@ public final class EndToEndBenchmark {
       "stream".equals(System.getProperty("pgetl.bench.only"));
   private static final boolean LATENCY_ONLY =
       "latency".equals(System.getProperty("pgetl.bench.only"));
+  private static final boolean STARTUP_ONLY =
+      "startup".equals(System.getProperty("pgetl.bench.only"));
+  private static final int STARTUP_ROWS = 100_000;
   private static final int TOAST_ROWS = Integer.getInteger("pgetl.bench.toastRows", 100_000);
   private static final String DECODING_WORK_MEM = System.getProperty("pgetl.bench.decodingWorkMem");
   private static final String ROW_VALUES =
@@ -163,6 +166,10 @@ public final class EndToEndBenchmark {
       }
       if (STREAM_ONLY) {
         streamingOnly(pg, source, rounds);
+        return;
+      }
+      if (STARTUP_ONLY) {
+        startupOnly(pg, source, rounds);
         return;
       }
       try (Connection c = connect(pg, "bench")) {
@@ -807,6 +814,53 @@ public final class EndToEndBenchmark {
         rows * 1e9 / nanos, (dest.firstRowNanos.get() - start) / 1e6, peak, live
       };
     }
+  }
+
+  /**
+   * Starts a pipeline on a fresh 100,000-row table {@code rounds} times in one JVM, each with a new
+   * pipeline id (a first start: the apply slot, a failover slot on 17, is created), and prints the
+   * time from {@code start()} to the first copied row; the first round is the cold JVM's.
+   */
+  private static void startupOnly(EmbeddedPostgres pg, PgConnectionConfig source, int rounds)
+      throws Exception {
+    try (Connection c = connect(pg, "bench")) {
+      exec(
+          c,
+          "CREATE TABLE bench_startup (id int8 PRIMARY KEY, qty int4, name text,"
+              + " price numeric(12,2), created timestamptz, attrs jsonb)",
+          "INSERT INTO bench_startup SELECT "
+              + ROW_VALUES
+              + " FROM generate_series(1, "
+              + STARTUP_ROWS
+              + ") g",
+          "VACUUM ANALYZE bench_startup",
+          "CREATE PUBLICATION pub_startup FOR TABLE bench_startup");
+    }
+    HeapWatch heap = HeapWatch.start();
+    List<Double> warm = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      double[] c = pgetlCopy(source, "startup" + r, "pub_startup", STARTUP_ROWS, heap);
+      System.out.printf(
+          Locale.ROOT, "round %d: start() to first copied row %.0f ms%n", r + 1, c[1]);
+      if (r > 0) {
+        warm.add(c[1]);
+      }
+      try (Connection c2 = connect(pg, "bench")) {
+        exec(c2, "SELECT pg_drop_replication_slot('pgetl_apply_startup" + r + "')");
+      }
+    }
+    Collections.sort(warm);
+    System.out.printf(
+        Locale.ROOT,
+        "SUMMARY startup load %.2f: start() to first copied row, warm rounds: median %.0f ms,"
+            + " p90 %.0f ms, min %.0f ms (%d rounds)%n",
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+        median(warm),
+        warm.isEmpty()
+            ? 0
+            : warm.get((int) Math.min(warm.size() - 1, Math.ceil(warm.size() * 0.9) - 1)),
+        warm.isEmpty() ? 0 : warm.get(0),
+        warm.size());
   }
 
   // ---- streaming

@@ -61,6 +61,13 @@ public final class TableCopier {
   private static final Logger LOG = LoggerFactory.getLogger(TableCopier.class);
 
   /**
+   * The most bytes the first batch of each copy connection holds: a few hundred rows, read in about
+   * a millisecond, so that the destination starts while the rest is read (later batches hold up to
+   * their share of {@code batch.maxBytes}).
+   */
+  static final long FIRST_BATCH_BYTES = 64 * 1024;
+
+  /**
    * What a copy did.
    *
    * @param rows the rows of every answered batch
@@ -274,10 +281,13 @@ public final class TableCopier {
                   ApplicationNames.copy(config.pipelineId(), schema.id(), worker), snapshotId);
           StopSignal.Guard guard = stop.abortOnStop(c, what)) {
         CopyPlanner.Partition p;
+        // the first batch of each connection is small: the destination starts sooner
+        long firstBatch = Math.min(FIRST_BATCH_BYTES, maxBatchBytes);
         while (!shouldStop() && (p = queue.poll()) != null) {
-          if (copyRange(c, p)) {
+          if (copyRange(c, p, firstBatch)) {
             finishedPartitions.incrementAndGet();
           }
+          firstBatch = maxBatchBytes;
         }
         if (!shouldStop()) {
           c.commit();
@@ -288,11 +298,13 @@ public final class TableCopier {
     }
 
     /** Copies one range; true when it was read to its end and every batch was answered. */
-    private boolean copyRange(Connection c, CopyPlanner.Partition p) throws SQLException {
+    private boolean copyRange(Connection c, CopyPlanner.Partition p, long firstBatchBytes)
+        throws SQLException {
       return readBatches(
           c,
           copySql(source, p),
           source,
+          firstBatchBytes,
           maxBatchBytes,
           config.batchMaxFill().toNanos(),
           ticker,
@@ -471,6 +483,36 @@ public final class TableCopier {
       SqlAction afterRead,
       BatchSink sink)
       throws SQLException {
+    return readBatches(c, sql, source, maxBytes, maxBytes, maxFillNanos, ticker, afterRead, sink);
+  }
+
+  /**
+   * {@link #readBatches(Connection, String, Source, long, long, Ticker, SqlAction, BatchSink)} with
+   * a first batch cut at {@code firstBatchBytes}.
+   *
+   * @param c the connection
+   * @param sql the {@code COPY ... TO STDOUT (FORMAT binary)} statement
+   * @param source what is read
+   * @param firstBatchBytes the size of the first batch
+   * @param maxBytes the size of each later batch
+   * @param maxFillNanos the longest a batch fills
+   * @param ticker where the fill time is read
+   * @param afterRead runs once the COPY was read to its end, before the last batch is sent
+   * @param sink takes each batch
+   * @return true when the read reached its end and every batch was taken
+   * @throws SQLException when the read fails
+   */
+  public static boolean readBatches(
+      Connection c,
+      String sql,
+      Source source,
+      long firstBatchBytes,
+      long maxBytes,
+      long maxFillNanos,
+      Ticker ticker,
+      SqlAction afterRead,
+      BatchSink sink)
+      throws SQLException {
     CopyBinaryParser parser = new CopyBinaryParser(source.codecs());
     List<String> names = new ArrayList<>();
     for (ColumnSchema col : source.schema().columns()) {
@@ -480,6 +522,7 @@ public final class TableCopier {
     CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
     List<TableRow> batch = new ArrayList<>();
     long batchBytes = 0;
+    long limit = firstBatchBytes;
     long batchStarted = ticker.nanoTime();
     try {
       byte[] data;
@@ -494,12 +537,13 @@ public final class TableCopier {
         }
         batch.add(row);
         batchBytes += row.sizeHintBytes();
-        if (batchBytes >= maxBytes || ticker.nanoTime() - batchStarted >= maxFillNanos) {
+        if (batchBytes >= limit || ticker.nanoTime() - batchStarted >= maxFillNanos) {
           if (!sink.accept(batch, batchBytes)) {
             return false;
           }
           batch = new ArrayList<>();
           batchBytes = 0;
+          limit = maxBytes;
         }
       }
       parser.finish();

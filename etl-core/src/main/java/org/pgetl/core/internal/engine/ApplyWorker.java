@@ -137,15 +137,26 @@ final class ApplyWorker implements Runnable {
   @SuppressWarnings("try") // the StopSignal.Guard is held only for its close()
   private void runOnce(Lsn[] progressed) {
     ctx.board.clearReceived(); // a new stream reads again from the durable point
+    FoundSlot found;
+    try (Connection admin = ctx.connector.openPlain(ApplicationNames.catalog(pipelineId))) {
+      found = findSlot(admin);
+    } catch (SQLException e) {
+      throw PgErrors.map(e, "apply worker connection failed");
+    }
+    if (found.lost()) {
+      return; // the supervisor copies every table again with a new slot
+    }
+    if (found.slot() == null) {
+      ctx.store.deleteProgress(ProgressKey.apply());
+      // the tables' copies start now, beside the slot's creation: a copy under its own snapshot
+      // does not need the apply slot until its hand-off, and a chunked one waits for it
+      new ApplyStreamRole(ctx).startNeededWorkers();
+    }
     try (ReplicationConnection repl =
         ctx.connector.openReplication(ApplicationNames.apply(pipelineId))) {
       Lsn start;
-      try (Connection admin = ctx.connector.openPlain(ApplicationNames.catalog(pipelineId));
-          StopSignal.Guard guard = ctx.stop.abortOnStop(repl.jdbc(), "apply slot creation")) {
-        start = startLsn(repl, admin);
-      }
-      if (start == null) {
-        return; // the supervisor copies every table again with a new slot
+      try (StopSignal.Guard guard = ctx.stop.abortOnStop(repl.jdbc(), "apply slot creation")) {
+        start = startLsn(repl, found.slot());
       }
       // reads of chunks whose rows wait for this stream's durability go back: it replays
       ctx.chunks.streamStarted(start);
@@ -174,8 +185,6 @@ final class ApplyWorker implements Runnable {
       } finally {
         stream.close();
       }
-    } catch (SQLException e) {
-      throw PgErrors.map(e, "apply worker connection failed");
     }
   }
 
@@ -186,10 +195,16 @@ final class ApplyWorker implements Runnable {
   }
 
   /**
-   * Returns where to start streaming, creating the slot when there is none yet; null when the slot
-   * was lost and the supervisor must copy every table again.
+   * The apply slot as found before streaming: the slot, or null when it must be created; {@code
+   * lost} when it was lost and the supervisor must copy every table again.
    */
-  private @Nullable Lsn startLsn(ReplicationConnection repl, Connection admin) {
+  private record FoundSlot(@Nullable SlotInfo slot, boolean lost) {}
+
+  /**
+   * Looks the apply slot up; a slot invalidated, or missing although changes were streamed through
+   * it, either fails the pipeline or asks the supervisor to copy every table again.
+   */
+  private FoundSlot findSlot(Connection admin) {
     SlotAdmin slots = new SlotAdmin(admin, ctx.ticker);
     Optional<SlotInfo> slot = slots.find(slotName);
     String lost = null;
@@ -219,10 +234,14 @@ final class ApplyWorker implements Runnable {
       }
       LOG.warn("pipeline {}: {}; every table is copied again with a new slot", pipelineId, lost);
       ctx.requestResync(lost);
-      return null;
+      return new FoundSlot(null, true);
     }
-    if (slot.isEmpty()) {
-      ctx.store.deleteProgress(ProgressKey.apply());
+    return new FoundSlot(slot.orElse(null), false);
+  }
+
+  /** Returns where to start streaming, creating the slot when there is none yet. */
+  private Lsn startLsn(ReplicationConnection repl, @Nullable SlotInfo slot) {
+    if (slot == null) {
       CreatedSlot created =
           repl.createSlot(
               slotName,
@@ -234,12 +253,13 @@ final class ApplyWorker implements Runnable {
           pipelineId,
           slotName,
           created.consistentPoint());
+      ctx.applySlotExists();
       return created.consistentPoint();
     }
-    repl.matchFailover(slot.get(), failover(repl));
+    repl.matchFailover(slot, failover(repl));
+    ctx.applySlotExists();
     Lsn progress = ctx.store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
-    Lsn confirmed =
-        slot.get().confirmedFlushLsn() == null ? Lsn.ZERO : slot.get().confirmedFlushLsn();
+    Lsn confirmed = slot.confirmedFlushLsn() == null ? Lsn.ZERO : slot.confirmedFlushLsn();
     return Lsn.max(progress, confirmed);
   }
 

@@ -102,6 +102,10 @@ public final class Engine {
 
   private volatile Phase phase = Phase.CREATED;
   private volatile @Nullable Generation generation;
+  // the catalog connection of a takeover that just read the publication's tables, for the first
+  // generation to start with instead of logging in and reading them again (supervisor thread, or
+  // the caller of start() before the supervisor starts)
+  private @Nullable Connection takeoverCatalog;
   private @Nullable Thread supervisor;
   private final java.util.concurrent.CountDownLatch terminated =
       new java.util.concurrent.CountDownLatch(1);
@@ -207,7 +211,7 @@ public final class Engine {
       setPhase(Phase.RUNNING);
     }
     try {
-      setUpStore();
+      boolean checked = setUpStore();
       Optional<Long> acquired = lease.tryAcquire();
       if (acquired.isEmpty()) {
         Optional<LeaseHolder> holder = lease.holder();
@@ -227,9 +231,11 @@ public final class Engine {
             holder.map(Engine::describe).orElse("another instance"));
         setPhase(Phase.STANDBY);
       } else {
-        takeOver(acquired.get());
+        takeOver(acquired.get(), checked);
       }
     } catch (RuntimeException e) {
+      closeQuietly(takeoverCatalog);
+      takeoverCatalog = null;
       lease.close();
       setPhase(Phase.FAILED);
       terminated.countDown();
@@ -246,8 +252,11 @@ public final class Engine {
    * release it (it may still be stopping), then starts from the persisted state as a restart does:
    * the lifecycle, the preflight checks, the tables (leftover table-sync slots swept), the
    * requests, the destination's startup (once per process).
+   *
+   * @param newEpoch the lease's epoch
+   * @param checked whether the preflight checks passed just before, when the store was set up
    */
-  private void takeOver(long newEpoch) {
+  private void takeOver(long newEpoch, boolean checked) {
     if (!lease.previousHolderReleased()) {
       LOG.info(
           "pipeline {}: took over a lease that was not released; waiting {} for the previous"
@@ -268,17 +277,33 @@ public final class Engine {
     board.leaseHolder(null);
     LOG.info("pipeline {}: active, lease epoch {}", config.pipelineId(), newEpoch);
     LifecycleState initial = readLifecycle();
-    // before any slot or state row exists; a retired destination needs only the clean-up's
-    new PreflightRunner(config, store, connector, destination)
-        .require(initial == LifecycleState.RETIRED);
-    if (config.pgoutputStreaming()) {
-      // what a killed process left there is streamed again by the server
-      spool.clean();
-    }
-    if (initial == LifecycleState.RETIRED) {
-      retire();
-    } else {
-      prepareTables();
+    // one connection for the checks and the tables; a failure to open it is the checks' to report
+    Connection c = null;
+    try {
+      try {
+        c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+      } catch (EtlException e) {
+        checked = false;
+      }
+      // before any slot or state row exists; a retired destination needs only the clean-up's
+      if (!checked || initial == LifecycleState.RETIRED) {
+        new PreflightRunner(config, store, connector, destination)
+            .require(initial == LifecycleState.RETIRED, c);
+      }
+      if (config.pgoutputStreaming()) {
+        // what a killed process left there is streamed again by the server
+        spool.clean();
+      }
+      if (initial == LifecycleState.RETIRED) {
+        retire();
+      } else {
+        prepareTables(java.util.Objects.requireNonNull(c, "checked by the preflight"));
+        closeQuietly(takeoverCatalog);
+        takeoverCatalog = c;
+        c = null;
+      }
+    } finally {
+      closeQuietly(c);
     }
     board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
     store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
@@ -299,7 +324,7 @@ public final class Engine {
    * that fails a check creates nothing. The store's lease lives in what it creates, so this runs
    * before the lease; a store that is ready leaves the checks to {@link #takeOver}.
    */
-  private void setUpStore() {
+  private boolean setUpStore() {
     Optional<String> needed;
     try {
       needed = store.setupNeeded();
@@ -309,11 +334,23 @@ public final class Engine {
       throw e;
     }
     if (needed.isEmpty()) {
-      return;
+      return false;
     }
     new PreflightRunner(config, store, connector, destination).require(false);
     LOG.info("pipeline {}: setting up the state store: {}", config.pipelineId(), needed.get());
     store.setUp();
+    return true;
+  }
+
+  private void closeQuietly(@Nullable Connection c) {
+    if (c == null) {
+      return;
+    }
+    try {
+      c.close();
+    } catch (SQLException e) {
+      LOG.debug("pipeline {}: closing the catalog connection failed", config.pipelineId(), e);
+    }
   }
 
   private static String describe(LeaseHolder h) {
@@ -399,46 +436,42 @@ public final class Engine {
     return lifecycle.state();
   }
 
-  private void prepareTables() {
+  private void prepareTables(Connection c) {
     String pipelineId = config.pipelineId();
-    try (Connection c = connector.openPlain(ApplicationNames.catalog(pipelineId))) {
-      PgCatalog catalog = new PgCatalog(c);
-      ServerVersion version = catalog.serverVersion();
-      boolean failover = version.failoverSlots(config.failoverSlots(), config.temporarySlots());
-      if (config.failoverSlots() == PipelineConfig.FailoverSlots.AUTO) {
-        LOG.info(
-            "pipeline {}: the apply slot is {} (failoverSlots=auto, PostgreSQL {}{})",
-            pipelineId,
-            failover ? "a failover slot" : "an ordinary slot",
-            version,
-            failover
-                ? ""
-                : config.temporarySlots()
-                    ? ", temporary slots"
-                    : ": failover slots need 17; a promoted standby has no copy of it");
+    PgCatalog catalog = new PgCatalog(c);
+    ServerVersion version = catalog.serverVersion();
+    boolean failover = version.failoverSlots(config.failoverSlots(), config.temporarySlots());
+    if (config.failoverSlots() == PipelineConfig.FailoverSlots.AUTO) {
+      LOG.info(
+          "pipeline {}: the apply slot is {} (failoverSlots=auto, PostgreSQL {}{})",
+          pipelineId,
+          failover ? "a failover slot" : "an ordinary slot",
+          version,
+          failover
+              ? ""
+              : config.temporarySlots()
+                  ? ", temporary slots"
+                  : ": failover slots need 17; a promoted standby has no copy of it");
+    }
+    catalog.requirePublication(config.publication());
+    List<TableId> published = catalog.publicationTables(config.publication());
+    if (published.isEmpty()) {
+      // as PostgreSQL's subscriber: start, and copy each table the publication gains later
+      LOG.warn(
+          "pipeline {}: publication {} publishes no table; the pipeline streams nothing until a"
+              + " table is added (ALTER PUBLICATION {} ADD TABLE ...), then copies it",
+          pipelineId,
+          config.publication(),
+          config.publication());
+    }
+    reconcile(c, catalog, published);
+    SlotAdmin slots = new SlotAdmin(c, ticker);
+    // no table-sync slot outlives a process: every copy starts from scratch with a new one
+    for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
+      if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
+        slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
+        LOG.info("pipeline {}: dropped leftover table-sync slot {}", pipelineId, s.slotName());
       }
-      catalog.requirePublication(config.publication());
-      List<TableId> published = catalog.publicationTables(config.publication());
-      if (published.isEmpty()) {
-        // as PostgreSQL's subscriber: start, and copy each table the publication gains later
-        LOG.warn(
-            "pipeline {}: publication {} publishes no table; the pipeline streams nothing until a"
-                + " table is added (ALTER PUBLICATION {} ADD TABLE ...), then copies it",
-            pipelineId,
-            config.publication(),
-            config.publication());
-      }
-      reconcile(c, catalog, published);
-      SlotAdmin slots = new SlotAdmin(c, ticker);
-      // no table-sync slot outlives a process: every copy starts from scratch with a new one
-      for (SlotInfo s : slots.listByPrefix(SlotNames.tableSyncPrefix(pipelineId))) {
-        if (SlotNames.parseTableSync(s.slotName(), pipelineId).isPresent()) {
-          slots.dropIfExists(s.slotName(), SlotAdmin.DROP_TIMEOUT);
-          LOG.info("pipeline {}: dropped leftover table-sync slot {}", pipelineId, s.slotName());
-        }
-      }
-    } catch (SQLException e) {
-      throw PgErrors.map(e, "could not prepare pipeline " + pipelineId);
     }
     store.loadTableStates();
   }
@@ -663,7 +696,7 @@ public final class Engine {
       try {
         Optional<Long> acquired = lease.tryAcquire();
         if (acquired.isPresent()) {
-          takeOver(acquired.get());
+          takeOver(acquired.get(), false);
           return true;
         }
         board.leaseHolder(lease.holder().orElse(null));
@@ -721,6 +754,16 @@ public final class Engine {
    * requests and the publication, samples the lag. Returns true when the pipeline must stop.
    */
   private boolean runOnce(@Nullable LifecycleState wanted) throws InterruptedException {
+    try {
+      return pollOnce(wanted);
+    } finally {
+      // a generation that starts later reads the publication's tables again
+      closeQuietly(takeoverCatalog);
+      takeoverCatalog = null;
+    }
+  }
+
+  private boolean pollOnce(@Nullable LifecycleState wanted) throws InterruptedException {
     Generation g = generation;
     if (g != null && !g.apply.isAlive()) {
       // the apply worker ended by itself: a fatal failure, a destination shutdown, or a lost
@@ -867,6 +910,8 @@ public final class Engine {
 
   private void finish() {
     closeLagConnection();
+    closeQuietly(takeoverCatalog);
+    takeoverCatalog = null;
     try {
       if (destinationStarted) {
         destination.shutdown();
@@ -932,12 +977,20 @@ public final class Engine {
     StreamSettings settings;
     // one connection for both reads: each connection costs a login on the path to the first row
     String reading = "the publication's tables";
-    try (Connection c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+    // right after a takeover, its connection, with the publication's tables just read
+    Connection fresh = takeoverCatalog;
+    takeoverCatalog = null;
+    try (Connection c =
+            fresh != null
+                ? fresh
+                : connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
         CatalogSchemaResolver resolver =
             new CatalogSchemaResolver(connector, ApplicationNames.catalog(config.pipelineId()))) {
-      // the publication may have changed while no generation ran (paused, reconnecting)
       PgCatalog catalog = new PgCatalog(c);
-      reconcile(c, catalog, catalog.publicationTables(config.publication()));
+      if (fresh == null) {
+        // the publication may have changed while no generation ran (paused, reconnecting)
+        reconcile(c, catalog, catalog.publicationTables(config.publication()));
+      }
       reading = "the source's settings";
       settings = ApplyWorker.decide(config, catalog.serverVersion(), c, resolver);
     } catch (SQLException e) {

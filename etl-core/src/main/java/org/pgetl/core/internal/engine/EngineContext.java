@@ -37,6 +37,9 @@ public final class EngineContext {
   public final Ticker ticker;
   public final org.pgetl.core.internal.chunk.ChunkTracker chunks;
   private volatile @Nullable String resyncReason;
+  // counted down once the apply worker found or created the apply slot in this generation
+  private final java.util.concurrent.CountDownLatch applySlot =
+      new java.util.concurrent.CountDownLatch(1);
 
   /**
    * The work of one table on a table-sync thread, given the generation: the table-sync worker (a
@@ -134,5 +137,33 @@ public final class EngineContext {
         .withStreaming(streams.streaming())
         .withStatusInterval(config.statusInterval())
         .withTicker(ticker);
+  }
+
+  /** The apply worker found or created the apply slot: changes from here on reach its stream. */
+  public void applySlotExists() {
+    applySlot.countDown();
+  }
+
+  /**
+   * Waits until the apply slot exists in this generation. A table copied under its own snapshot
+   * needs only its own slot (its catch-up streams from its snapshot to past the apply stream's
+   * position), so its copy starts while the apply slot is being created; a chunked copy's
+   * watermarks and changes go through the apply stream, so it waits.
+   *
+   * @param stop the worker's stop signal
+   * @return false when the stop came first
+   */
+  public boolean awaitApplySlot(StopSignal stop) {
+    try {
+      while (!applySlot.await(100, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        if (stop.isRequested()) {
+          return false;
+        }
+      }
+      return !stop.isRequested();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 }

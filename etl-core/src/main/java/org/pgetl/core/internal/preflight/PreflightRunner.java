@@ -135,7 +135,21 @@ public final class PreflightRunner {
    * @throws EtlException naming every failed check ({@link CheckResult#failureOf})
    */
   public void require(boolean retiring) {
-    List<CheckResult> checks = run(retiring);
+    require(retiring, null);
+  }
+
+  /**
+   * Runs the checks of a start on a connection the caller opened (and closes), and throws when one
+   * failed.
+   *
+   * @param retiring whether the destination is retired at start (then only the connection and the
+   *     store are checked)
+   * @param connection a connection to the source, or null to open one (a failure to open it is the
+   *     connection check's)
+   * @throws EtlException naming every failed check ({@link CheckResult#failureOf})
+   */
+  public void require(boolean retiring, @Nullable Connection connection) {
+    List<CheckResult> checks = run(retiring, connection);
     Optional<EtlException> failure = CheckResult.failureOf(checks);
     if (failure.isPresent()) {
       throw failure.get();
@@ -151,11 +165,18 @@ public final class PreflightRunner {
    * @return one result per check, in order
    */
   public List<CheckResult> run(boolean retiring) {
+    return run(retiring, null);
+  }
+
+  private List<CheckResult> run(boolean retiring, @Nullable Connection borrowed) {
     List<CheckResult> out = new ArrayList<>();
     Connection c = null;
     try {
       try {
-        c = connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
+        c =
+            borrowed != null
+                ? borrowed
+                : connector.openPlain(ApplicationNames.catalog(config.pipelineId()));
         out.add(ok(CONNECTION, connected(c)));
       } catch (EtlException e) {
         out.add(fail(CONNECTION, e));
@@ -250,7 +271,7 @@ public final class PreflightRunner {
       }
       return out;
     } finally {
-      if (c != null) {
+      if (c != null && c != borrowed) {
         try {
           c.close();
         } catch (SQLException e) {

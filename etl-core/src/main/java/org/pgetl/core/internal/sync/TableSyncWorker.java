@@ -210,12 +210,10 @@ public final class TableSyncWorker {
       }
       // the newest version the destination was told, with its identity and column list
       Optional<ReplicatedTableSchema> stored = ctx.store.tableSchema(table, Lsn.MAX);
-      previous =
-          stored.isPresent()
-              ? stored.get()
-              : catalog.replicatedTableSchema(table, published.columnNames());
+      ReplicatedTableSchema current = catalog.replicatedTableSchema(table, published.columnNames());
+      previous = stored.orElse(current);
       // a large table is copied in chunks while its changes stream
-      if (syncInChunks(c, catalog, published, previous, attempt)) {
+      if (syncInChunks(c, catalog, published, current, previous, attempt)) {
         return;
       }
       // 1. the destination forgets what earlier attempts wrote, and learns the new attempt's id
@@ -342,11 +340,11 @@ public final class TableSyncWorker {
       Connection c,
       PgCatalog catalog,
       PublishedTable published,
+      ReplicatedTableSchema current,
       ReplicatedTableSchema previous,
       UUID attempt)
       throws java.sql.SQLException {
     List<ChunkRecord> stored = ctx.store.chunks(table);
-    ReplicatedTableSchema current = catalog.replicatedTableSchema(table, published.columnNames());
     Optional<ChunkKey> key = ChunkKey.of(current);
     boolean possible =
         ctx.destination.supportsChunkedCopy()
@@ -385,6 +383,10 @@ public final class TableSyncWorker {
       ctx.chunks.deactivate(table);
       ctx.store.deleteChunks(table);
       return false;
+    }
+    // the chunks' watermarks and the table's changes go through the apply stream: its slot first
+    if (!ctx.awaitApplySlot(stop)) {
+      return true;
     }
     ReplicatedTableSchema dropped = previous;
     for (int restarts = 0; ; restarts++) {
