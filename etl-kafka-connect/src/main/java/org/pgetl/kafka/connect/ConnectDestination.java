@@ -21,6 +21,7 @@ import org.jspecify.annotations.Nullable;
 import org.pgetl.destination.AsyncResult;
 import org.pgetl.destination.Destination;
 import org.pgetl.destination.StreamId;
+import org.pgetl.destination.TableCopyBatchId;
 import org.pgetl.destination.TableCopyWrite;
 import org.pgetl.destination.WriteDurability;
 import org.pgetl.model.Event;
@@ -77,6 +78,15 @@ import org.slf4j.LoggerFactory;
  * Finish} barrier is answered durable once every record of the attempt was committed. Writes of the
  * streams wait for that commit: a long copy pauses the streams' intake after their in-flight
  * windows, never the copy.
+ *
+ * <p>A table copied in chunks commits between its chunk reads instead: a read counts as partly sent
+ * from its first handed-out batch (its read is in the batch's sequence, {@link TableCopyBatchId})
+ * until its {@code ChunkEnd}, which is answered durable once the read's batches were committed. A
+ * copy thread waits for that answer before it reads its next chunk, so the reads in progress end
+ * and let a commit through: each commit holds whole chunk reads, and a worker killed mid-chunk
+ * leaves none of that chunk visible; the store records the chunk done after the commit, and a
+ * worker killed between the two sends the chunk again (the reads of one commit at most). A read
+ * that ended without its end (a lost connection) is superseded by the chunk's next read.
  *
  * <p>A stream's write handed to Connect is answered {@code accepted()} as soon as a later write of
  * the same stream is handed out too, so that only the newest handed-out write of each stream waits
@@ -237,21 +247,42 @@ final class ConnectDestination implements Destination {
     lock.lock();
     try {
       Copy c = copies.get(attempt);
-      if (c != null && c.handedOut && c.finish == null) {
-        c.handedOut = false;
-        partlySent--;
-        available.signalAll();
+      if (c != null) {
+        c.abandoned = true;
+        updatePartly(c);
       }
     } finally {
       lock.unlock();
     }
   }
 
-  /** Queues a batch's {@code r} records; answers {@code Finish} at once (see the class notes). */
+  /**
+   * Large tables may be copied in chunks: Kafka is a log, so every row and change is written as it
+   * comes, and a consumer that keeps the last record per key sees the source's table (see
+   * docs/kafka-connect.md). With exactly-once, transactions commit between chunk reads.
+   */
+  @Override
+  public boolean supportsChunkedCopy() {
+    return true;
+  }
+
+  /**
+   * Queues a batch's {@code r} records; answers {@code Finish} and {@code ChunkEnd} at once, or
+   * with exactly-once once their batches are committed (see the class notes).
+   */
   @Override
   public void writeTableRows(
       ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
     UUID current = currentAttempts.get(table.id());
+    if (write instanceof TableCopyWrite.ChunkEnd end) {
+      if (transactions == null || (current != null && !current.equals(end.attemptId()))) {
+        // every batch of the read was answered, and only ever durable
+        result.durable();
+        return;
+      }
+      chunkEnded(end, result);
+      return;
+    }
     if (!(write instanceof TableCopyWrite.Batch batch)) {
       TableCopyWrite.Finish finish = (TableCopyWrite.Finish) write;
       if (transactions == null || (current != null && !current.equals(finish.attemptId()))) {
@@ -277,8 +308,56 @@ final class ConnectDestination implements Destination {
         new Write(mapper.encoder(), result, bytes, tablePartition(pipelineId, table.id()), offset);
     if (transactions != null) {
       w.copy = batch.id().attemptId();
+      w.batch = batch.id().sequence();
     }
     mapper.copyBatch(table, batch, w, () -> submit(w));
+  }
+
+  /**
+   * The end of a chunk read under exactly-once: the read no longer holds commits back, and its
+   * answer waits until every batch of the read is committed (acknowledged).
+   */
+  private void chunkEnded(TableCopyWrite.ChunkEnd end, AsyncResult result) {
+    boolean now;
+    lock.lock();
+    try {
+      Copy c = copies.get(end.attemptId());
+      if (c == null) {
+        now = true; // nothing of the attempt waits for an acknowledgement
+      } else {
+        c.open.remove(readOf(end.firstBatch()));
+        updatePartly(c);
+        now = c.unacked.subSet(end.firstBatch(), end.firstBatch() + end.batches()).isEmpty();
+        if (!now) {
+          c.chunkEnds.add(new ChunkWait(end.firstBatch(), end.batches(), result));
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (now) {
+      result.durable();
+    }
+  }
+
+  /** The read a batch belongs to: its chunk and the chunk's read (see {@link TableCopyBatchId}). */
+  private static long readOf(long sequence) {
+    return sequence >>> 24;
+  }
+
+  /**
+   * Counts a copy attempt as partly sent while some read of it has batches handed out and no end:
+   * no commit may fall inside it. A table copied whole has one read, which its {@code Finish} ends.
+   */
+  private void updatePartly(Copy c) {
+    boolean partly = c.finish == null && !c.abandoned && !c.open.isEmpty();
+    if (partly != c.partly) {
+      c.partly = partly;
+      partlySent += partly ? 1 : -1;
+      if (!partly) {
+        available.signalAll();
+      }
+    }
   }
 
   /** The Finish of a copy attempt under exactly-once: durable once its records are committed. */
@@ -290,11 +369,8 @@ final class ConnectDestination implements Destination {
       if (c == null) {
         now = true;
       } else {
-        if (c.handedOut) {
-          c.handedOut = false;
-          partlySent--;
-        }
         c.finish = result;
+        updatePartly(c);
         now = c.pendingWrites == 0;
         if (now) {
           copies.remove(attempt);
@@ -421,7 +497,9 @@ final class ConnectDestination implements Destination {
       }
       w.remaining.set(w.records.size());
       if (w.copy != null) {
-        copies.computeIfAbsent(w.copy, a -> new Copy()).pendingWrites++;
+        Copy c = copies.computeIfAbsent(w.copy, a -> new Copy());
+        c.pendingWrites++;
+        c.unacked.add(w.batch);
       } else if (transactions != null && w.stream != null) {
         lastSubmitted.put(w.stream, w);
       }
@@ -471,9 +549,12 @@ final class ConnectDestination implements Destination {
         out.addAll(w.records);
         if (w.copy != null) {
           Copy c = copies.get(w.copy);
-          if (c != null && !c.handedOut && c.finish == null) {
-            c.handedOut = true;
-            partlySent++;
+          if (c != null) {
+            long read = readOf(w.batch);
+            // a read of the same chunk before this one ended without its end: it sends no more
+            c.open.removeIf(r -> r >>> 16 == read >>> 16 && r < read);
+            c.open.add(read);
+            updatePartly(c);
           }
           accepted.add(w);
         } else if (transactions != null && w.stream != null) {
@@ -531,7 +612,7 @@ final class ConnectDestination implements Destination {
         heldBytes.addAndGet(-w.bytes);
         w.result.durable();
         if (w.copy != null) {
-          copyWriteDone(w.copy);
+          copyWriteDone(w.copy, w.batch);
         } else if (transactions != null && w.stream != null) {
           streamWriteDone(w);
         }
@@ -555,18 +636,31 @@ final class ConnectDestination implements Destination {
     followers.forEach(AsyncResult::durable);
   }
 
-  private void copyWriteDone(UUID attempt) {
+  private void copyWriteDone(UUID attempt, long batch) {
     AsyncResult finish = null;
+    List<AsyncResult> ended = new ArrayList<>();
     lock.lock();
     try {
       Copy c = copies.get(attempt);
-      if (c != null && --c.pendingWrites == 0 && c.finish != null) {
-        finish = c.finish;
-        copies.remove(attempt);
+      if (c != null) {
+        c.unacked.remove(batch);
+        for (java.util.Iterator<ChunkWait> it = c.chunkEnds.iterator(); it.hasNext(); ) {
+          ChunkWait cw = it.next();
+          if (cw.covers(batch)
+              && c.unacked.subSet(cw.firstBatch, cw.firstBatch + cw.batches).isEmpty()) {
+            ended.add(cw.result);
+            it.remove();
+          }
+        }
+        if (--c.pendingWrites == 0 && c.finish != null) {
+          finish = c.finish;
+          copies.remove(attempt);
+        }
       }
     } finally {
       lock.unlock();
     }
+    ended.forEach(AsyncResult::durable);
     if (finish != null) {
       finish.durable();
     }
@@ -642,11 +736,26 @@ final class ConnectDestination implements Destination {
     }
   }
 
-  /** A copy attempt under exactly-once: its batch writes not yet committed, its Finish. */
+  /**
+   * A copy attempt under exactly-once: its batch writes not yet committed, the reads with batches
+   * handed out and no end yet, the chunk ends waiting for their batches, its Finish.
+   */
   private static final class Copy {
     int pendingWrites;
-    boolean handedOut;
+    final java.util.NavigableSet<Long> unacked = new java.util.TreeSet<>();
+    final java.util.Set<Long> open = new java.util.HashSet<>();
+    final List<ChunkWait> chunkEnds = new ArrayList<>();
+    boolean abandoned;
+    // counted in partlySent
+    boolean partly;
     @Nullable AsyncResult finish;
+  }
+
+  /** A chunk read's end waiting for its batches' acknowledgements. */
+  private record ChunkWait(long firstBatch, long batches, AsyncResult result) {
+    boolean covers(long batch) {
+      return batch >= firstBatch && batch < firstBatch + batches;
+    }
   }
 
   /** The records of one destination call and its answer. */
@@ -659,8 +768,9 @@ final class ConnectDestination implements Destination {
     Map<String, ?> offset;
     final List<SourceRecord> records = new ArrayList<>();
     final AtomicInteger remaining = new AtomicInteger();
-    // the copy attempt of a batch under exactly-once, else null
+    // the copy attempt of a batch under exactly-once, else null, and the batch's sequence
     @Nullable UUID copy;
+    long batch;
     // a stream's write: its stream and durability; the empty writes submitted after it, answered
     // once it is durable (guarded by the destination's lock)
     @Nullable StreamId stream;

@@ -52,8 +52,9 @@ final class CopySlotPositions implements RecordMapper.CopyPositions {
       ps.setString(1, slot);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next() || rs.getString(1) == null) {
-          LOG.warn(
-              "pipeline {}: copy slot {} of {} not found: its copied rows carry no lsn",
+          LOG.info(
+              "pipeline {}: copy slot {} of {} not found (a table copied in chunks has none): its"
+                  + " copied rows carry no lsn",
               pipelineId,
               slot,
               table.name());

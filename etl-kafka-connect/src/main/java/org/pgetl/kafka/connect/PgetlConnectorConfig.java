@@ -120,6 +120,12 @@ public final class PgetlConnectorConfig extends AbstractConfig {
   /** {@code PipelineConfig.copyConnectionsPerTable}. */
   public static final String COPY_CONNECTIONS_PER_TABLE = "copy.connections.per.table";
 
+  /** {@code PipelineConfig.chunkedCopyMinBytes}. */
+  public static final String COPY_CHUNKED_MIN_BYTES = "copy.chunked.min.bytes";
+
+  /** {@code PipelineConfig.copyChunkBytes}. */
+  public static final String COPY_CHUNK_BYTES = "copy.chunk.bytes";
+
   /** {@code PipelineConfig.pgoutputBinary}. */
   public static final String PGOUTPUT_BINARY = "pgoutput.binary";
 
@@ -536,6 +542,31 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         Width.SHORT,
         "Copy connections");
     d.define(
+        COPY_CHUNKED_MIN_BYTES,
+        ConfigDef.Type.LONG,
+        PipelineConfig.DEFAULT_CHUNKED_COPY_MIN_BYTES,
+        ConfigDef.Range.atLeast(0),
+        Importance.LOW,
+        "Tables of at least this size (pg_table_size) are copied in chunks of their key while"
+            + " their changes stream: a copy that resumes at its last committed chunk after a"
+            + " restart, with no snapshot held longer than one chunk. 0 copies every table with a"
+            + " key so; 9223372036854775807 none.",
+        GROUP_TUNING,
+        ++o,
+        Width.MEDIUM,
+        "Chunked copy from (bytes)");
+    d.define(
+        COPY_CHUNK_BYTES,
+        ConfigDef.Type.LONG,
+        PipelineConfig.DEFAULT_COPY_CHUNK_BYTES,
+        ConfigDef.Range.atLeast(1),
+        Importance.LOW,
+        "About how many bytes of a table one chunk of a chunked copy holds.",
+        GROUP_TUNING,
+        ++o,
+        Width.MEDIUM,
+        "Chunk size (bytes)");
+    d.define(
         PGOUTPUT_BINARY,
         ConfigDef.Type.BOOLEAN,
         false,
@@ -755,6 +786,8 @@ public final class PgetlConnectorConfig extends AbstractConfig {
         .maxInFlightWrites(getInt(MAX_IN_FLIGHT_WRITES))
         .maxTableSyncWorkers(getInt(MAX_TABLE_SYNC_WORKERS))
         .copyConnectionsPerTable(getInt(COPY_CONNECTIONS_PER_TABLE))
+        .chunkedCopyMinBytes(getLong(COPY_CHUNKED_MIN_BYTES))
+        .copyChunkBytes(getLong(COPY_CHUNK_BYTES))
         .pgoutputBinary(getBoolean(PGOUTPUT_BINARY))
         .pgoutputStreaming(getBoolean(PGOUTPUT_STREAMING))
         .statusInterval(Duration.ofMillis(getLong(STATUS_INTERVAL_MS)))
@@ -970,6 +1003,8 @@ public final class PgetlConnectorConfig extends AbstractConfig {
       {"maxInFlightWrites", MAX_IN_FLIGHT_WRITES},
       {"maxTableSyncWorkers", MAX_TABLE_SYNC_WORKERS},
       {"copyConnectionsPerTable", COPY_CONNECTIONS_PER_TABLE},
+      {"chunkedCopyMinBytes", COPY_CHUNKED_MIN_BYTES},
+      {"copyChunkBytes", COPY_CHUNK_BYTES},
       {"retry.delay", RETRY_DELAY_MS},
       {"retry.maxDelay", RETRY_MAX_DELAY_MS},
       {"retry.maxAttempts", RETRY_MAX_ATTEMPTS},

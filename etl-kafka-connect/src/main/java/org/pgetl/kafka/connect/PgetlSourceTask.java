@@ -25,6 +25,7 @@ import org.pgetl.PipelineConfig;
 import org.pgetl.PipelineListener;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.EventSequenceKey;
+import org.pgetl.model.Lsn;
 import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.TableState;
@@ -262,7 +263,11 @@ public final class PgetlSourceTask extends SourceTask {
         .forEach(
             (partition, offset) -> {
               TableId table = tables.get(partition);
-              if (table != null && offset != null && offset.get("snapshot_lsn") != null) {
+              // a chunked copy (no snapshot LSN) resumes at its chunks: it is not copied again
+              if (table != null
+                  && offset != null
+                  && offset.get("snapshot_lsn") instanceof String lsn
+                  && !Lsn.parse(lsn).isZero()) {
                 copied.put(table, Map.copyOf(offset));
               }
             });

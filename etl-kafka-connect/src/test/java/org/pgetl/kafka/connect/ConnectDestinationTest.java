@@ -342,4 +342,88 @@ class ConnectDestinationTest {
     records.forEach(r -> d.acknowledged(r, null));
     assertThat(change.outcome()).contains(Outcome.DURABLE);
   }
+
+  @Test
+  void withoutExactlyOnceAChunkEndIsDurableAtOnceSinceItsBatchesWereAnsweredDurable()
+      throws Exception {
+    ConnectDestination d = destination(100);
+    assertThat(d.supportsChunkedCopy()).isTrue();
+    UUID attempt = UUID.randomUUID();
+    long first = TableCopyBatchId.firstOfChunkRead(3, 1);
+    AsyncResult batch = AsyncResult.create();
+    d.writeTableRows(T, batch(attempt, first, 1, 2), batch);
+    d.poll(NOW).forEach(r -> d.acknowledged(r, null));
+    assertThat(batch.outcome()).contains(Outcome.DURABLE);
+    AsyncResult end = AsyncResult.create();
+    d.writeTableRows(T, new TableCopyWrite.ChunkEnd(attempt, 3, first, 1, 2), end);
+    assertThat(end.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceCommitsFallBetweenChunkReadsAndAChunkEndWaitsForItsCommit()
+      throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 100, tx, null, Map.of());
+    UUID attempt = UUID.randomUUID();
+    d.dropTableForCopy(T, attempt, AsyncResult.create());
+    long chunk0 = TableCopyBatchId.firstOfChunkRead(0, 0);
+    long chunk1 = TableCopyBatchId.firstOfChunkRead(1, 0);
+    // two reads in progress, one batch each handed out
+    d.writeTableRows(T, batch(attempt, chunk0, 1), AsyncResult.create());
+    d.writeTableRows(T, batch(attempt, chunk1, 10), AsyncResult.create());
+    List<SourceRecord> sent = new ArrayList<>(d.poll(NOW));
+    AsyncResult second = AsyncResult.create();
+    d.writeTableRows(T, batch(attempt, chunk0 + 1, 2), second);
+    sent.addAll(d.poll(NOW));
+    assertThat(second.outcome()).contains(Outcome.ACCEPTED);
+    assertThat(tx.commits).isZero();
+
+    // chunk 0's read ends: chunk 1's read is still partly sent, so no commit yet
+    AsyncResult end0 = AsyncResult.create();
+    d.writeTableRows(T, new TableCopyWrite.ChunkEnd(attempt, 0, chunk0, 2, 2), end0);
+    assertThat(d.poll(NOW)).isNull();
+    assertThat(tx.commits).isZero();
+    assertThat(end0.isAnswered()).isFalse();
+
+    // chunk 1's read ends too: the transaction holds two whole reads and commits
+    AsyncResult end1 = AsyncResult.create();
+    d.writeTableRows(T, new TableCopyWrite.ChunkEnd(attempt, 1, chunk1, 1, 1), end1);
+    assertThat(d.poll(Duration.ofSeconds(5))).isNull();
+    assertThat(tx.commits).isEqualTo(1);
+    assertThat(end0.isAnswered()).isFalse();
+    // Connect acknowledges after the commit
+    d.acknowledged(sent.get(0), null);
+    d.acknowledged(sent.get(2), null);
+    assertThat(end0.outcome()).contains(Outcome.DURABLE);
+    assertThat(end1.isAnswered()).isFalse();
+    d.acknowledged(sent.get(1), null);
+    assertThat(end1.outcome()).contains(Outcome.DURABLE);
+
+    // the Finish needs nothing more
+    AsyncResult finish = AsyncResult.create();
+    d.writeTableRows(T, new TableCopyWrite.Finish(attempt, 3, 3), finish);
+    assertThat(finish.outcome()).contains(Outcome.DURABLE);
+  }
+
+  @Test
+  void underExactlyOnceAReadCutShortIsSupersededByTheNextReadOfItsChunk() throws Exception {
+    Transactions tx = new Transactions();
+    ConnectDestination d = new ConnectDestination(mapper(), "p", 100, tx, null, Map.of());
+    UUID attempt = UUID.randomUUID();
+    d.dropTableForCopy(T, attempt, AsyncResult.create());
+    long lost = TableCopyBatchId.firstOfChunkRead(4, 0);
+    long again = TableCopyBatchId.firstOfChunkRead(4, 1);
+    d.writeTableRows(T, batch(attempt, lost, 1), AsyncResult.create());
+    List<SourceRecord> sent = new ArrayList<>(d.poll(NOW));
+    // the connection was lost mid-read: the chunk is read again, and only that read ends
+    d.writeTableRows(T, batch(attempt, again, 1), AsyncResult.create());
+    sent.addAll(d.poll(NOW));
+    assertThat(tx.commits).isZero();
+    AsyncResult end = AsyncResult.create();
+    d.writeTableRows(T, new TableCopyWrite.ChunkEnd(attempt, 4, again, 1, 1), end);
+    assertThat(d.poll(Duration.ofSeconds(5))).isNull();
+    assertThat(tx.commits).isEqualTo(1);
+    sent.forEach(r -> d.acknowledged(r, null));
+    assertThat(end.outcome()).contains(Outcome.DURABLE);
+  }
 }

@@ -89,6 +89,81 @@ class ExactlyOnceKillIT {
     assertThat(counts.stream.duplicates).isLessThanOrEqualTo(counts.streamBound);
   }
 
+  @Test
+  void withExactlyOnceAChunkedCopyKilledMidwayResumesAtItsCommittedChunksAndSendsEachRowOnce(
+      TestDatabase db) throws Exception {
+    String mode = "chunked";
+    String big = mode + "_big";
+    db.execute(
+        "CREATE TABLE " + big + " (id bigint PRIMARY KEY, filler text NOT NULL)",
+        "INSERT INTO "
+            + big
+            + " SELECT g, md5(g::text) FROM generate_series(1, "
+            + COPY_ROWS
+            + ") g",
+        "CREATE PUBLICATION " + mode + "_pub FOR TABLE " + big);
+    long chunkBytes = 65_536;
+    long chunks = db.queryLong("SELECT pg_table_size('" + big + "')") / chunkBytes;
+    // the rows of one chunk read per copy connection (4), twice over for uneven chunks
+    long oneCommit = 4 * 2 * COPY_ROWS / Math.max(1, chunks);
+    Map<String, String> worker = new HashMap<>();
+    worker.put("exactly.once.source.support", "enabled");
+    // a transaction holds a few chunks: the next worker waits at most this for the killed one's
+    worker.put("producer.transaction.timeout.ms", "10000");
+    Map<String, String> connector = ConnectHarness.connector(db, mode, mode + "_pub", mode);
+    connector.put(PgetlConnectorConfig.LEASE_CHECK_INTERVAL_MS, "500");
+    connector.put(PgetlConnectorConfig.TAKEOVER_DELAY_MS, "1500");
+    connector.put("exactly.once.support", "required");
+    connector.put("transaction.boundary", "connector");
+    // about 40 chunks of the 2 MiB table
+    connector.put(PgetlConnectorConfig.COPY_CHUNKED_MIN_BYTES, "0");
+    connector.put(PgetlConnectorConfig.COPY_CHUNK_BYTES, Long.toString(chunkBytes));
+    String bigTopic = mode + ".public." + big;
+    Path logs = Files.createDirectories(Path.of("target", "kill-it"));
+    String group = "kill-" + mode;
+    List<ConnectWorkerProcess> workers = new ArrayList<>();
+    // no stream topic: the copy's records are only counted
+    String noStream = mode + ".none";
+    try (Reader all = new Reader(kafka, mode, noStream, "read_uncommitted");
+        Reader committed = new Reader(kafka, mode, noStream, "read_committed")) {
+      ConnectWorkerProcess first = startWorker(group, worker, logs.resolve(mode + "-1.log"));
+      workers.add(first);
+      first.putConnector(mode, connector);
+      // the kill comes once half the chunks were committed, before the copy's end
+      await()
+          .atMost(ConnectHarness.WAIT)
+          .until(() -> committed.poll().records(bigTopic) >= COPY_ROWS / 2);
+      first.kill();
+      long committedAtKill = committed.poll().records(bigTopic);
+      assertThat(committedAtKill).isLessThan(COPY_ROWS);
+      await().atMost(ConnectHarness.WAIT).until(() -> all.poll().atEnd());
+      long sentByFirst = all.records(bigTopic);
+      System.out.printf(
+          "%s: worker killed during the chunked copy with %d of %d rows committed, %d sent%n",
+          mode, committedAtKill, COPY_ROWS, sentByFirst);
+
+      workers.add(startWorker(group, worker, logs.resolve(mode + "-2.log")));
+      await().atMost(ConnectHarness.WAIT).until(() -> committed.poll().keys(bigTopic) == COPY_ROWS);
+      await().atMost(ConnectHarness.WAIT).until(() -> committed.poll().atEnd());
+      TopicCounts counts = committed.counts(bigTopic, COPY_ROWS);
+      await().atMost(ConnectHarness.WAIT).until(() -> all.poll().atEnd());
+      long sentBySecond = all.records(bigTopic) - sentByFirst;
+      System.out.printf(
+          "%s: copy %s (%d chunks, bound on duplicates %d); the second worker sent %d rows%n",
+          mode, counts, chunks, oneCommit, sentBySecond);
+      assertThat(counts.missing).isZero();
+      // a kill between a commit and the store's record of its chunks sends those chunks again:
+      // the reads of one commit at most, one per copy connection (docs/kafka-connect.md)
+      assertThat(counts.duplicates).isLessThanOrEqualTo(oneCommit);
+      // the committed chunks were kept: the second worker sent only the rest
+      assertThat(sentBySecond).isLessThanOrEqualTo(COPY_ROWS - committedAtKill + counts.duplicates);
+    } finally {
+      for (ConnectWorkerProcess w : workers) {
+        w.close();
+      }
+    }
+  }
+
   /** What a consumer read of one table's topic. */
   record TopicCounts(long records, long keys, long missing, long duplicates) {}
 

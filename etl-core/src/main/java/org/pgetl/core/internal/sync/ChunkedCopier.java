@@ -574,7 +574,7 @@ final class ChunkedCopier {
           "copy the table again (pgetl tables resync)");
     }
     // 23 bits of chunk, 16 of read, 24 of batch: a read's batches never reuse another read's
-    return ((long) chunk << 40) | ((long) read << 24);
+    return TableCopyBatchId.firstOfChunkRead(chunk, read);
   }
 
   /** Reads the chunk and sends it; {batches, rows, bytes}, or null when the copy must stop. */
