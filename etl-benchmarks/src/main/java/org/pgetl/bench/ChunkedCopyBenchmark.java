@@ -72,10 +72,10 @@ import org.postgresql.PGConnection;
  * (default {@code 2000000 3}).
  */
 public final class ChunkedCopyBenchmark {
-  private static final String COLUMNS =
+  static final String COLUMNS =
       "(id int8 PRIMARY KEY, qty int4, name text, price numeric(12,2), created timestamptz,"
           + " attrs jsonb)";
-  private static final String ROW_VALUES =
+  static final String ROW_VALUES =
       "g, g % 500, 'customer ' || g || ' of the benchmark', g * 1.25,"
           + " '2024-01-01'::timestamptz + g * interval '1 second',"
           + " jsonb_build_object('tier', 'gold', 'score', g % 97)";
@@ -459,7 +459,7 @@ public final class ChunkedCopyBenchmark {
   }
 
   /** Answers durable at once; counts copied rows and notes when each update's key arrives. */
-  private static final class Timing implements Destination {
+  static final class Timing implements Destination {
     final AtomicLong copied = new AtomicLong();
     final Map<Long, Long> updates = new ConcurrentHashMap<>();
 

@@ -94,14 +94,8 @@ class ExactlyOnceKillIT {
       TestDatabase db) throws Exception {
     String mode = "chunked";
     String big = mode + "_big";
-    db.execute(
-        "CREATE TABLE " + big + " (id bigint PRIMARY KEY, filler text NOT NULL)",
-        "INSERT INTO "
-            + big
-            + " SELECT g, md5(g::text) FROM generate_series(1, "
-            + COPY_ROWS
-            + ") g",
-        "CREATE PUBLICATION " + mode + "_pub FOR TABLE " + big);
+    createCopiedTable(db, big);
+    db.execute("CREATE PUBLICATION " + mode + "_pub FOR TABLE " + big);
     long chunkBytes = 65_536;
     long chunks = db.queryLong("SELECT pg_table_size('" + big + "')") / chunkBytes;
     // the rows of one chunk read per copy connection (4), twice over for uneven chunks
@@ -110,11 +104,7 @@ class ExactlyOnceKillIT {
     worker.put("exactly.once.source.support", "enabled");
     // a transaction holds a few chunks: the next worker waits at most this for the killed one's
     worker.put("producer.transaction.timeout.ms", "10000");
-    Map<String, String> connector = ConnectHarness.connector(db, mode, mode + "_pub", mode);
-    connector.put(PgetlConnectorConfig.LEASE_CHECK_INTERVAL_MS, "500");
-    connector.put(PgetlConnectorConfig.TAKEOVER_DELAY_MS, "1500");
-    connector.put("exactly.once.support", "required");
-    connector.put("transaction.boundary", "connector");
+    Map<String, String> connector = connector(db, mode, true);
     // about 40 chunks of the 2 MiB table
     connector.put(PgetlConnectorConfig.COPY_CHUNKED_MIN_BYTES, "0");
     connector.put(PgetlConnectorConfig.COPY_CHUNK_BYTES, Long.toString(chunkBytes));
@@ -173,13 +163,8 @@ class ExactlyOnceKillIT {
     String mode = exactlyOnce ? "eos" : "alo";
     String big = mode + "_big";
     String events = mode + "_events";
+    createCopiedTable(db, big);
     db.execute(
-        "CREATE TABLE " + big + " (id bigint PRIMARY KEY, filler text NOT NULL)",
-        "INSERT INTO "
-            + big
-            + " SELECT g, md5(g::text) FROM generate_series(1, "
-            + COPY_ROWS
-            + ") g",
         "CREATE TABLE " + events + " (id bigint PRIMARY KEY, payload text NOT NULL)",
         "CREATE PUBLICATION " + mode + "_pub FOR TABLE " + big + ", " + events);
     Map<String, String> worker = new HashMap<>();
@@ -188,13 +173,7 @@ class ExactlyOnceKillIT {
     // killed task's open transaction, after this timeout (60 s by default); the copy's transaction
     // (30,000 rows, about 13 s here) must fit in it
     worker.put("producer.transaction.timeout.ms", "30000");
-    Map<String, String> connector = ConnectHarness.connector(db, mode, mode + "_pub", mode);
-    connector.put(PgetlConnectorConfig.LEASE_CHECK_INTERVAL_MS, "500");
-    connector.put(PgetlConnectorConfig.TAKEOVER_DELAY_MS, "1500");
-    if (exactlyOnce) {
-      connector.put("exactly.once.support", "required");
-      connector.put("transaction.boundary", "connector");
-    }
+    Map<String, String> connector = connector(db, mode, exactlyOnce);
     String bigTopic = mode + ".public." + big;
     String eventsTopic = mode + ".public." + events;
     Path logs = Files.createDirectories(Path.of("target", "kill-it"));
@@ -288,6 +267,31 @@ class ExactlyOnceKillIT {
         w.close();
       }
     }
+  }
+
+  /** A table of {@code COPY_ROWS} rows of about 40 bytes to copy. */
+  private static void createCopiedTable(TestDatabase db, String table) {
+    db.execute(
+        "CREATE TABLE " + table + " (id bigint PRIMARY KEY, filler text NOT NULL)",
+        "INSERT INTO "
+            + table
+            + " SELECT g, md5(g::text) FROM generate_series(1, "
+            + COPY_ROWS
+            + ") g");
+  }
+
+  /**
+   * The connector of pipeline {@code mode} on publication {@code <mode>_pub}, quick to take over.
+   */
+  private static Map<String, String> connector(TestDatabase db, String mode, boolean exactlyOnce) {
+    Map<String, String> connector = ConnectHarness.connector(db, mode, mode + "_pub", mode);
+    connector.put(PgetlConnectorConfig.LEASE_CHECK_INTERVAL_MS, "500");
+    connector.put(PgetlConnectorConfig.TAKEOVER_DELAY_MS, "1500");
+    if (exactlyOnce) {
+      connector.put("exactly.once.support", "required");
+      connector.put("transaction.boundary", "connector");
+    }
+    return connector;
   }
 
   private static ConnectWorkerProcess startWorker(String group, Map<String, String> props, Path log)

@@ -459,48 +459,21 @@ public final class TableCopier {
 
   /**
    * Runs a binary COPY and hands its rows to {@code sink} in batches of at most {@code maxBytes}
-   * (estimated by the codecs) or {@code maxFillNanos} of filling, the last one after {@code
-   * afterRead} ran (the COPY is then read to its end: a caller may end its transaction there).
+   * (estimated by the codecs; the first one at most {@code firstBatchBytes}) or {@code
+   * maxFillNanos} of filling, the last one after {@code afterRead} ran (the COPY is then read to
+   * its end: a caller may end its transaction there).
    *
    * @param c the connection
    * @param sql the {@code COPY ... TO STDOUT (FORMAT binary)} statement
    * @param source the table, for its codecs and column names
-   * @param maxBytes the size of a batch
+   * @param firstBatchBytes the size of the first batch
+   * @param maxBytes the size of a later batch
    * @param maxFillNanos the longest a batch fills
    * @param ticker where the fill time is read
    * @param afterRead runs once the COPY was read to its end, before the last batch is sent
    * @param sink takes each batch
    * @return true when the COPY was read to its end and every batch taken
    * @throws SQLException when the COPY fails
-   */
-  public static boolean readBatches(
-      Connection c,
-      String sql,
-      Source source,
-      long maxBytes,
-      long maxFillNanos,
-      Ticker ticker,
-      SqlAction afterRead,
-      BatchSink sink)
-      throws SQLException {
-    return readBatches(c, sql, source, maxBytes, maxBytes, maxFillNanos, ticker, afterRead, sink);
-  }
-
-  /**
-   * {@link #readBatches(Connection, String, Source, long, long, Ticker, SqlAction, BatchSink)} with
-   * a first batch cut at {@code firstBatchBytes}.
-   *
-   * @param c the connection
-   * @param sql the {@code COPY ... TO STDOUT (FORMAT binary)} statement
-   * @param source what is read
-   * @param firstBatchBytes the size of the first batch
-   * @param maxBytes the size of each later batch
-   * @param maxFillNanos the longest a batch fills
-   * @param ticker where the fill time is read
-   * @param afterRead runs once the COPY was read to its end, before the last batch is sent
-   * @param sink takes each batch
-   * @return true when the read reached its end and every batch was taken
-   * @throws SQLException when the read fails
    */
   public static boolean readBatches(
       Connection c,

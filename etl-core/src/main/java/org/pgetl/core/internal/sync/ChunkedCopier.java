@@ -589,6 +589,7 @@ final class ChunkedCopier {
             copySql(chunk),
             source,
             maxBytes,
+            maxBytes,
             Long.MAX_VALUE, // a chunk's batches are cut by size only
             ctx.ticker,
             c::commit, // the rows are read: the snapshot is no longer needed
