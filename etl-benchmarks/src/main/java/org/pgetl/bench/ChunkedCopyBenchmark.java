@@ -130,7 +130,11 @@ public final class ChunkedCopyBenchmark {
     }
   }
 
-  private void run(int rounds) throws Exception {
+  /**
+   * Creates database {@code src} with table {@code bench} of {@code rows} rows and publication
+   * {@code pub}, and prints the server and the table's size.
+   */
+  static void createTable(EmbeddedPostgres pg, int rows) throws SQLException {
     pg.createDatabase("src");
     try (Connection c = pg.connect("src")) {
       exec(
@@ -150,6 +154,20 @@ public final class ChunkedCopyBenchmark {
             rs.getString(1));
       }
     }
+  }
+
+  /** Drops the replication slots of the pipelines that stopped. */
+  static void dropIdleSlots(EmbeddedPostgres pg) throws SQLException {
+    try (Connection c = pg.connect("src")) {
+      exec(
+          c,
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+              + " WHERE slot_name LIKE 'pgetl_%' AND NOT active");
+    }
+  }
+
+  private void run(int rounds) throws Exception {
+    createTable(pg, rows);
     List<Double> raw = new ArrayList<>();
     List<List<Result>> results = new ArrayList<>();
     for (int m = 0; m < MODES.size(); m++) {
@@ -389,12 +407,7 @@ public final class ChunkedCopyBenchmark {
     } finally {
       stop.set(true);
     }
-    try (Connection src = pg.connect("src")) {
-      exec(
-          src,
-          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE slot_name LIKE 'pgetl_%' AND NOT active");
-    }
+    dropIdleSlots(pg);
     if (dest.copied.get() < rows) {
       throw new IllegalStateException(dest.copied.get() + " rows copied, not " + rows);
     }

@@ -77,29 +77,7 @@ public final class ChunkedResumeBenchmark {
   }
 
   private void run(int rounds) throws Exception {
-    pg.createDatabase("src");
-    try (Connection c = pg.connect("src")) {
-      exec(
-          c,
-          "CREATE TABLE bench " + ChunkedCopyBenchmark.COLUMNS,
-          "INSERT INTO bench SELECT "
-              + ChunkedCopyBenchmark.ROW_VALUES
-              + " FROM generate_series(1, "
-              + rows
-              + ") g",
-          "VACUUM ANALYZE bench",
-          "CREATE PUBLICATION pub FOR TABLE bench");
-      try (ResultSet rs =
-          c.createStatement().executeQuery("SELECT pg_size_pretty(pg_table_size('bench'))")) {
-        rs.next();
-        System.out.printf(
-            Locale.ROOT,
-            "PostgreSQL %s, fsync on; table of %,d rows, %s%n",
-            pg.serverVersion(),
-            rows,
-            rs.getString(1));
-      }
-    }
+    ChunkedCopyBenchmark.createTable(pg, rows);
     List<Double> whole = new ArrayList<>();
     List<Double> resumed = new ArrayList<>();
     for (int r = 0; r < rounds; r++) {
@@ -184,12 +162,7 @@ public final class ChunkedResumeBenchmark {
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     long after = copiedRows(out);
-    try (Connection c = pg.connect("src")) {
-      exec(
-          c,
-          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
-              + " WHERE slot_name LIKE 'pgetl_%' AND NOT active");
-    }
+    ChunkedCopyBenchmark.dropIdleSlots(pg);
     return new Run(seconds, chunks, doneAtKill, before, after);
   }
 
