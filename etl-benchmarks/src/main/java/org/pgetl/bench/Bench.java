@@ -90,6 +90,18 @@ final class Bench {
   }
 
   /** Returns the first line of {@code /proc/loadavg} (1, 5 and 15 minutes, ...), else "n/a". */
+  /** Prints the harness's JVM, heap, CPUs and load, then {@code more} (may be empty). */
+  static void printJvm(String more) {
+    System.out.printf(
+        Locale.ROOT,
+        "JVM %s, max heap %d MiB, %d CPUs, load average %s%s%n",
+        System.getProperty("java.vm.version"),
+        Runtime.getRuntime().maxMemory() >> 20,
+        Runtime.getRuntime().availableProcessors(),
+        loadavg(),
+        more);
+  }
+
   static String loadavg() {
     try {
       return Files.readString(Path.of("/proc/loadavg")).trim();

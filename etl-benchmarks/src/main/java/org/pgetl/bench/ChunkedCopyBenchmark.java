@@ -117,14 +117,8 @@ public final class ChunkedCopyBenchmark {
   public static void main(String[] args) throws Exception {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 2_000_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-    System.out.printf(
-        Locale.ROOT,
-        "JVM %s, max heap %d MiB, %d CPUs, load average %s; copyConnectionsPerTable %d%n",
-        System.getProperty("java.vm.version"),
-        Runtime.getRuntime().maxMemory() >> 20,
-        Runtime.getRuntime().availableProcessors(),
-        loadavg(),
-        PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE);
+    Bench.printJvm(
+        "; copyConnectionsPerTable " + PipelineConfig.DEFAULT_COPY_CONNECTIONS_PER_TABLE);
     try (EmbeddedPostgres pg = Bench.postgres17()) {
       new ChunkedCopyBenchmark(pg, rows).run(rounds);
     }

@@ -65,12 +65,7 @@ public final class ChunkedResumeBenchmark {
     }
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 2_000_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-    System.out.printf(
-        Locale.ROOT,
-        "JVM %s, %d CPUs, load average %s; children with the library's defaults%n",
-        System.getProperty("java.vm.version"),
-        Runtime.getRuntime().availableProcessors(),
-        Bench.loadavg());
+    Bench.printJvm("; children with the library's defaults");
     try (EmbeddedPostgres pg = Bench.postgres17()) {
       new ChunkedResumeBenchmark(pg, rows).run(rounds);
     }

@@ -65,13 +65,7 @@ public final class IncrementalSnapshotBenchmark {
   public static void main(String[] args) throws Exception {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 2_000_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
-    System.out.printf(
-        Locale.ROOT,
-        "JVM %s, max heap %d MiB, %d CPUs, load average %s%n",
-        System.getProperty("java.vm.version"),
-        Runtime.getRuntime().maxMemory() >> 20,
-        Runtime.getRuntime().availableProcessors(),
-        Bench.loadavg());
+    Bench.printJvm("");
     try (EmbeddedPostgres pg = Bench.postgres17()) {
       new IncrementalSnapshotBenchmark(pg, rows).run(rounds);
     }

@@ -158,6 +158,7 @@ final class ApplyWorker implements Runnable {
       try (StopSignal.Guard guard = ctx.stop.abortOnStop(repl.jdbc(), "apply slot creation")) {
         start = startLsn(repl, found.slot());
       }
+      ctx.applySlotExists();
       // reads of chunks whose rows wait for this stream's durability go back: it replays
       ctx.chunks.streamStarted(start);
       ReplicationStream stream = repl.startStreaming(ctx.streamOptions(slotName, start));
@@ -253,11 +254,9 @@ final class ApplyWorker implements Runnable {
           pipelineId,
           slotName,
           created.consistentPoint());
-      ctx.applySlotExists();
       return created.consistentPoint();
     }
     repl.matchFailover(slot, failover(repl));
-    ctx.applySlotExists();
     Lsn progress = ctx.store.progress(ProgressKey.apply()).orElse(Lsn.ZERO);
     Lsn confirmed = slot.confirmedFlushLsn() == null ? Lsn.ZERO : slot.confirmedFlushLsn();
     return Lsn.max(progress, confirmed);

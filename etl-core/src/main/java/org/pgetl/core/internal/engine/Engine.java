@@ -234,7 +234,7 @@ public final class Engine {
         takeOver(acquired.get(), checked);
       }
     } catch (RuntimeException e) {
-      closeQuietly(takeoverCatalog);
+      PgConnector.closeQuietly(takeoverCatalog);
       takeoverCatalog = null;
       lease.close();
       setPhase(Phase.FAILED);
@@ -298,12 +298,12 @@ public final class Engine {
         retire();
       } else {
         prepareTables(java.util.Objects.requireNonNull(c, "checked by the preflight"));
-        closeQuietly(takeoverCatalog);
+        PgConnector.closeQuietly(takeoverCatalog);
         takeoverCatalog = c;
         c = null;
       }
     } finally {
-      closeQuietly(c);
+      PgConnector.closeQuietly(c);
     }
     board.applyLsn(store.progress(ProgressKey.apply()).orElse(Lsn.ZERO));
     store.copies().forEach((t, copy) -> board.rowsCopied(t, copy.rows()));
@@ -340,17 +340,6 @@ public final class Engine {
     LOG.info("pipeline {}: setting up the state store: {}", config.pipelineId(), needed.get());
     store.setUp();
     return true;
-  }
-
-  private void closeQuietly(@Nullable Connection c) {
-    if (c == null) {
-      return;
-    }
-    try {
-      c.close();
-    } catch (SQLException e) {
-      LOG.debug("pipeline {}: closing the catalog connection failed", config.pipelineId(), e);
-    }
   }
 
   private static String describe(LeaseHolder h) {
@@ -758,7 +747,7 @@ public final class Engine {
       return pollOnce(wanted);
     } finally {
       // a generation that starts later reads the publication's tables again
-      closeQuietly(takeoverCatalog);
+      PgConnector.closeQuietly(takeoverCatalog);
       takeoverCatalog = null;
     }
   }
@@ -910,7 +899,7 @@ public final class Engine {
 
   private void finish() {
     closeLagConnection();
-    closeQuietly(takeoverCatalog);
+    PgConnector.closeQuietly(takeoverCatalog);
     takeoverCatalog = null;
     try {
       if (destinationStarted) {
@@ -1190,14 +1179,8 @@ public final class Engine {
   }
 
   private void closeLagConnection() {
-    if (lagConnection != null) {
-      try {
-        lagConnection.close();
-      } catch (SQLException e) {
-        LOG.debug("pipeline {}: closing the lag connection failed", config.pipelineId());
-      }
-      lagConnection = null;
-    }
+    PgConnector.closeQuietly(lagConnection);
+    lagConnection = null;
   }
 
   /** Joins a thread until the deadline (a reading of {@code ticker}); true when it ended. */

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.pgetl.PgConnectionConfig;
 import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
@@ -247,7 +248,12 @@ public final class PgConnector {
     }
   }
 
-  static void closeQuietly(AutoCloseable c) {
+  /**
+   * Closes a connection (or anything closeable), ignoring a failure to close it.
+   *
+   * @param c what to close, or null
+   */
+  public static void closeQuietly(@Nullable AutoCloseable c) {
     if (c == null) {
       return;
     }
