@@ -399,6 +399,60 @@ class StreamedTransactionsIT {
     }
   }
 
+  /**
+   * A table whose copy ends while a streamed transaction is open, between its stream blocks, is
+   * handed off and caught up without waiting for that transaction's commit (PostgreSQL's own apply
+   * worker syncs tables between stream blocks too); the transaction, which commits after the
+   * table's sync position, then reaches the table through the apply stream, once.
+   */
+  @Test
+  void aTableCopiedWhileAStreamedTransactionIsOpenIsReadyBeforeThatTransactionCommits(
+      TestDatabase db) throws Exception {
+    PgConnectionConfig source = streamingRole(db, "opener");
+    db.execute(
+        "CREATE TABLE open_ready (id int PRIMARY KEY, v text)",
+        "CREATE TABLE open_syncing (id int PRIMARY KEY, v text)",
+        "INSERT INTO open_syncing SELECT g, 'copied' FROM generate_series(1, 100) g",
+        "CREATE PUBLICATION pub_open FOR TABLE open_ready, open_syncing");
+    PipelineConfig config =
+        PipelineHarness.config(db, "open", "pub_open")
+            .source(source)
+            .pgoutputStreaming(true)
+            .spoolDirectory(spoolDir)
+            .build();
+    MemoryStore store = new MemoryStore("open");
+    RecordingDestination dest = RecordingDestination.create();
+    FaultyDestination faulty = FaultyDestination.wrap(dest);
+    HoldHandle finish =
+        faulty.holdNext(DestinationOperation.FINISH, call -> call.touches(name("open_syncing")));
+    try (Pipeline p = Pipeline.create(config, store, faulty);
+        Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      p.start();
+      assertThat(finish.awaitReached(WAIT)).isTrue();
+      PipelineHarness.awaitState(
+          store, PipelineHarness.oid(db, "open_ready"), TableState.Type.READY);
+      c.setAutoCommit(false);
+      st.execute(
+          "INSERT INTO open_ready SELECT g, repeat('r', 90) FROM generate_series(1, 4000) g");
+      st.execute(
+          "INSERT INTO open_syncing SELECT g, repeat('s', 90) FROM generate_series(101, 4100) g");
+      st.execute("UPDATE open_syncing SET v = 'changed' WHERE id <= 50");
+      // the apply stream spools the open transaction
+      await().atMost(WAIT).until(() -> !spoolFiles("open").isEmpty());
+      finish.releaseDurable();
+      // before the fix the hand-off waited for a commit or a stream with nothing spooled
+      awaitAllReady(store, 2);
+      assertThat(dest.rowCount(name("open_syncing"))).as("the copied rows only").isEqualTo(100);
+      c.commit();
+      db.execute("INSERT INTO open_syncing VALUES (-1, 'marker')");
+      dest.awaitRowsEqual(name("open_syncing"), sourceRows(db, "open_syncing"), WAIT);
+      dest.awaitRowsEqual(name("open_ready"), sourceRows(db, "open_ready"), WAIT);
+      assertThat(dest.violations()).isEmpty();
+      await().atMost(WAIT).until(() -> spoolFiles("open").isEmpty());
+    }
+  }
+
   @Test
   void theSpoolDiskCapStopsThePipelineWithAnErrorNamingItAndNoTableError(TestDatabase db)
       throws Exception {

@@ -215,17 +215,39 @@ final class BatchDispatcher {
   }
 
   /**
-   * When the stream is fully idle, confirms everything received to the source.
+   * When the stream is idle, confirms everything received to the source and returns the position;
+   * when it is idle but for streamed transactions that have not committed (between their stream
+   * blocks), returns the position without confirming it.
    *
-   * @return the confirmed (last received) LSN, or null when the stream is not idle
+   * <p>Such a transaction commits after every position received so far (the server sends a commit
+   * before any later position), so everything committed up to the returned position is durable, as
+   * a table's hand-off and a chunk's watermark need; but its changes lie behind that position, so a
+   * restart must receive them again, and the position is not confirmed. Without this a long
+   * streamed transaction held back every table's hand-off until its commit, as PostgreSQL's own
+   * apply worker, which syncs tables between stream blocks, does not.
+   *
+   * @return the last received LSN, or null when the stream is not idle
    */
   @Nullable Lsn confirmIfIdle() {
-    if (!isIdle()) {
+    boolean idle = isIdle();
+    if (!idle && !isIdleButForOpenStreamedTransactions()) {
       return null;
     }
     Lsn received = source.lastReceivedLsn();
-    source.advanceFlushed(received);
+    if (idle) {
+      source.advanceFlushed(received);
+    }
     return received;
+  }
+
+  /** Idle but for the spooled changes of streamed transactions that have not committed yet. */
+  private boolean isIdleButForOpenStreamedTransactions() {
+    return !intake.inTransaction()
+        && !discarded
+        && !abandoned
+        && intake.onlyOpenStreamedTransactionsSpooled()
+        && batch.isEmpty()
+        && window.isClear();
   }
 
   /**

@@ -77,7 +77,9 @@ public interface StreamRole {
 
   /**
    * Called when the stream is idle: no open transaction, nothing buffered, in flight or waiting for
-   * durability.
+   * durability. Streamed transactions that have not committed may be spooled, between their stream
+   * blocks: they commit after {@code lastReceived}, so everything that committed up to it is
+   * durable, but the position is not confirmed to the server until they end.
    *
    * @param lastReceived the last LSN the server sent
    * @param control the loop

@@ -99,6 +99,14 @@ final class TransactionAssembler {
     return spool.isEmpty() && replay == null;
   }
 
+  /**
+   * True when the spool holds streamed transactions that have not committed, none of them in a
+   * stream block or being replayed, and no change is held.
+   */
+  boolean onlyOpenStreamedTransactionsSpooled() {
+    return !spool.isEmpty() && !spool.inBlock() && replay == null && held == null;
+  }
+
   /** True when a discard would drop something: an open transaction, spooled or replayed changes. */
   boolean holdsWork() {
     return inTx || held != null || !spoolEmpty();

@@ -256,6 +256,38 @@ class ApplyLoopTest {
     }
   }
 
+  @Test
+  void aStreamedTransactionStillOpenLetsTheRoleSeeTheStreamIdleWithoutConfirmingPastItsStart()
+      throws Exception {
+    harness(ScriptedDestination.Policy.DURABLE).streaming();
+    Lsn before = transaction(h.source, 0x1000, true, "a");
+    long xid = 901;
+    h.source.message(PgOutput.streamStart(xid, true), Lsn.of(0x2000));
+    h.source.message(PgOutput.relation(TABLE, "items", xid), Lsn.of(0x2000));
+    h.source.message(PgOutput.insert(TABLE, 2, "s", xid), Lsn.of(0x2010));
+    // the role must not see the stream idle inside a stream block
+    h.source.keepalive(Lsn.of(0x2015), false);
+    h.source.message(PgOutput.streamStop(), Lsn.of(0x2020));
+    h.source.keepalive(Lsn.of(0x6000), false);
+    h.start();
+    // between the blocks of a transaction that has not committed: everything committed up to the
+    // last position is durable, which a table's hand-off needs, but its changes lie before it
+    await().untilAsserted(() -> assertThat(h.role.idleAt).contains(Lsn.of(0x6000)));
+    assertThat(h.role.idleAt)
+        .as("no idle position inside the stream block")
+        .allMatch(l -> l.compareTo(Lsn.of(0x2000)) < 0 || l.compareTo(Lsn.of(0x2020)) >= 0);
+    assertThat(h.source.flushed()).isEqualTo(before);
+    assertThat(h.source.confirmed()).containsExactly(before);
+
+    Lsn commit = Lsn.of(0x7000);
+    Lsn end = Lsn.of(0x7008);
+    h.source.message(PgOutput.streamCommit(xid, commit, end), commit);
+    await().untilAsserted(() -> assertThat(h.source.flushed()).isEqualTo(end));
+    List<Kind> kinds = kinds(h.destination.events());
+    assertThat(kinds).filteredOn(k -> k == Kind.INSERT).hasSize(2);
+    assertThat(kinds).endsWith(Kind.INSERT, Kind.COMMIT);
+  }
+
   // ---- acknowledgements
 
   @Test

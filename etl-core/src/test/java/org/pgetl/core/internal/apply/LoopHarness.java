@@ -156,7 +156,8 @@ final class LoopHarness {
 
   /** The apply role: owns every table, delivers messages, nothing to hand off. */
   static final class AllTablesRole implements StreamRole {
-    final List<Lsn> idleAt = new ArrayList<>();
+    /** The positions {@link #whenIdle} was called with, in order. */
+    final List<Lsn> idleAt = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** What {@link #settled()} answers: no table copied, no command waiting. */
     volatile boolean settled;
@@ -198,7 +199,11 @@ final class LoopHarness {
     public void afterDurable(Lsn durableLsn, Control control) {}
 
     @Override
-    public void whenIdle(Lsn lastReceived, Control control) {}
+    public void whenIdle(Lsn lastReceived, Control control) {
+      if (idleAt.isEmpty() || !idleAt.get(idleAt.size() - 1).equals(lastReceived)) {
+        idleAt.add(lastReceived);
+      }
+    }
   }
 
   /** Builds the schema from the RELATION message alone: attnums in order, key flags as the key. */
