@@ -112,7 +112,8 @@ public record PipelineStatus(
    * @param chunks the chunks in all (one-key re-reads included)
    * @param chunksKept the chunks that were done when this run of the copy began (a resumed copy)
    * @param rowsCopied the rows of the chunks done, kept ones included
-   * @param bytesCopied the bytes of those rows
+   * @param bytesCopied the bytes of those rows as the binary COPY sent them (close to the table's
+   *     size on disk)
    * @param bytesPerSecond the rate of this run of the copy (0 until a chunk is done)
    * @param eta the time left at that rate, or null while not known
    */

@@ -300,7 +300,7 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    * @param index the chunk
    * @param watermark the LSN of the read's watermark message
    * @param rows the rows the read copied
-   * @param bytes the bytes of those rows
+   * @param bytes the bytes of those rows as the binary COPY sent them
    * @throws org.pgetl.error.EtlException when the chunk does not exist
    */
   void completeChunk(
@@ -478,7 +478,7 @@ public interface PipelineStore extends DestinationTableMetadataStore, AutoClosea
    * @param watermark where the apply stream met the watermark of the read that made the chunk done;
    *     null while the chunk is not done
    * @param rows the rows that read copied (0 while not done)
-   * @param bytes the bytes of those rows (0 while not done)
+   * @param bytes the bytes of those rows as the binary COPY sent them (0 while not done)
    * @param doneAt when the chunk was done, or null
    */
   record ChunkRecord(

@@ -9,6 +9,9 @@ import static org.pgetl.engine.PipelineHarness.name;
 import static org.pgetl.engine.PipelineHarness.oid;
 import static org.pgetl.engine.PipelineHarness.sourceRows;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -22,6 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.awaitility.core.ConditionTimeoutException;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.pgetl.Pipeline;
@@ -174,8 +178,24 @@ class ChunkedCopyIT {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger n = new AtomicInteger();
     Thread load = load(db, "ck", 20_000, stop, n);
-    try {
-      copyUnderLoad(db, "ck", "(-1, -1, 'marker')", store, dest, stop, n, load);
+    try (SnapshotSampler snapshots = new SnapshotSampler(db)) {
+      double copySeconds =
+          copyUnderLoad(db, "ck", "(-1, -1, 'marker')", store, dest, stop, n, load);
+      snapshots.close();
+      System.out.printf(
+          java.util.Locale.ROOT,
+          "ChunkedCopyIT: oldest snapshot %.2f s (%d samples) during a chunked copy of %.1f s%n",
+          snapshots.oldestSeconds(),
+          snapshots.samples(),
+          copySeconds);
+      // each chunk is read in a transaction of its own: no snapshot lives for more than a chunk
+      // read, a small part of the copy, where the one-snapshot copy holds one for all of it
+      assertThat(snapshots.samples())
+          .as("samples that saw a snapshot of the pipeline's")
+          .isGreaterThanOrEqualTo(3);
+      assertThat(snapshots.oldestSeconds())
+          .as("the oldest snapshot held during a copy of %.1f s", copySeconds)
+          .isLessThan(copySeconds / 4);
       assertThat(dest.count(DestinationOperation.DROP_TABLE_FOR_COPY, name("ck"))).isEqualTo(1);
       assertThat(dest.count(DestinationOperation.FINISH, name("ck"))).isEqualTo(1);
       assertThat(store.chunks(ck)).isEmpty();
@@ -191,7 +211,7 @@ class ChunkedCopyIT {
    * from DataSync to Ready in many chunks, and nothing the contract does not allow may have
    * happened.
    */
-  private static void copyUnderLoad(
+  private static double copyUnderLoad(
       TestDatabase db,
       String table,
       String markerValues,
@@ -203,9 +223,11 @@ class ChunkedCopyIT {
       throws Exception {
     try (Pipeline p = Pipeline.create(chunked(db, table, "pub_" + table).build(), store, dest)) {
       await().atMost(WAIT).until(() -> n.get() > 50);
+      long started = System.nanoTime();
       p.start();
       awaitChunkEnds(p, dest, table, 1);
       awaitAllReady(store, 1);
+      double seconds = (System.nanoTime() - started) / 1e9;
       stop.set(true);
       load.join();
       db.execute("INSERT INTO " + table + " VALUES " + markerValues);
@@ -216,6 +238,68 @@ class ChunkedCopyIT {
           .doesNotContain(TableState.Type.FINISHED_COPY, TableState.Type.SYNC_DONE);
       assertThat(dest.violations()).isEmpty();
       assertThat(dest.anomalies()).isEmpty();
+      return seconds;
+    }
+  }
+
+  /**
+   * Samples every 20 ms, from {@code pg_stat_activity}, the age of the oldest transaction that
+   * holds a snapshot ({@code backend_xmin}) among the pipeline's sessions in the test's database:
+   * how long vacuum is held back.
+   */
+  private static final class SnapshotSampler implements AutoCloseable {
+    private final Thread thread;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicInteger samples = new AtomicInteger();
+    private volatile double oldest;
+    private volatile @Nullable Exception failure;
+
+    SnapshotSampler(TestDatabase db) {
+      thread =
+          new Thread(
+              () -> {
+                try (Connection c = db.connect();
+                    Statement st = c.createStatement()) {
+                  while (!stop.get()) {
+                    try (ResultSet rs =
+                        st.executeQuery(
+                            "SELECT extract(epoch FROM clock_timestamp() - min(xact_start))"
+                                + " FROM pg_stat_activity WHERE backend_xmin IS NOT NULL"
+                                + " AND datname = current_database()"
+                                + " AND application_name LIKE 'pgetl:%'")) {
+                      rs.next();
+                      double age = rs.getDouble(1);
+                      if (!rs.wasNull()) {
+                        samples.incrementAndGet();
+                        oldest = Math.max(oldest, age);
+                      }
+                    }
+                    Thread.sleep(20);
+                  }
+                } catch (Exception e) {
+                  failure = e;
+                }
+              },
+              "snapshot-sampler");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    int samples() {
+      return samples.get();
+    }
+
+    double oldestSeconds() {
+      return oldest;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      stop.set(true);
+      thread.join();
+      if (failure != null) {
+        throw new AssertionError("the snapshot sampler failed", failure);
+      }
     }
   }
 
@@ -306,6 +390,14 @@ class ChunkedCopyIT {
       List<ChunkRecord> atStop = store.chunks(cr);
       doneAtStop = (int) atStop.stream().filter(ChunkRecord::done).count();
       assertThat(doneAtStop).isLessThan(atStop.size());
+      // progress counts the bytes the COPY sent, about the rows' size on disk (not their size in
+      // memory, several times that)
+      long rowsDone = atStop.stream().mapToLong(ChunkRecord::rows).sum();
+      long bytesDone = atStop.stream().mapToLong(ChunkRecord::bytes).sum();
+      long onDisk = db.queryLong("SELECT avg(pg_column_size(t.*))::int8 FROM cr t");
+      assertThat(bytesDone / (double) rowsDone)
+          .as("bytes per row copied, against %d on disk", onDisk)
+          .isBetween(onDisk / 2.0, onDisk * 2.0);
       int callsBefore = dest.calls(DestinationOperation.CHUNK_END).size();
       Set<Integer> doneBefore = new HashSet<>();
       for (ChunkRecord c : atStop) {

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -26,6 +27,7 @@ import org.pgetl.error.ErrorKind;
 import org.pgetl.error.EtlException;
 import org.pgetl.model.Event;
 import org.pgetl.model.ReplicatedTableSchema;
+import org.pgetl.model.TableId;
 import org.pgetl.model.TableName;
 import org.pgetl.store.MemoryStore;
 import org.pgetl.store.PipelineStore;
@@ -33,6 +35,7 @@ import org.pgetl.store.TableState;
 import org.pgetl.store.postgres.PostgresStore;
 import org.pgetl.testkit.TestDatabase;
 import org.pgetl.testkit.WithPostgres;
+import org.pgetl.testkit.destination.DestinationOperation;
 import org.pgetl.testkit.destination.RecordingDestination;
 import org.pgetl.testkit.destination.SourceTables;
 
@@ -161,6 +164,9 @@ class LeaseIT {
       this.delegate = delegate;
     }
 
+    /** The chunks of the ChunkEnd barriers this instance sent, in order. */
+    final List<Integer> chunkEnds = new CopyOnWriteArrayList<>();
+
     private void record() {
       calls.add(new Call(context.epoch(), System.nanoTime()));
     }
@@ -168,6 +174,11 @@ class LeaseIT {
     @Override
     public String name() {
       return delegate.name();
+    }
+
+    @Override
+    public boolean supportsChunkedCopy() {
+      return delegate.supportsChunkedCopy();
     }
 
     @Override
@@ -186,6 +197,9 @@ class LeaseIT {
     public void writeTableRows(
         ReplicatedTableSchema table, TableCopyWrite write, AsyncResult result) {
       record();
+      if (write instanceof TableCopyWrite.ChunkEnd end) {
+        chunkEnds.add(end.chunk());
+      }
       delegate.writeTableRows(table, write, result);
     }
 
@@ -251,6 +265,75 @@ class LeaseIT {
     assertThat(applyWalsenders(db, "ha_cut")).isEqualTo(1);
     assertThat(store(db, "ha_cut").loadTableStates().values())
         .allMatch(s -> s.type() == TableState.Type.READY);
+  }
+
+  /**
+   * The active instance loses its lease in the middle of a chunked copy: the standby that takes
+   * over resumes the copy with the chunks the first instance completed, without a new {@code
+   * dropTableForCopy}; it reads again at most the chunk that was in flight per copy connection.
+   */
+  @Test
+  void aStandbyTakingOverInTheMiddleOfAChunkedCopyResumesItWithTheChunksDone(TestDatabase db)
+      throws Exception {
+    db.execute(
+        "CREATE TABLE ha_chunk (id int PRIMARY KEY, v int, pad text)",
+        "INSERT INTO ha_chunk SELECT g, 0, repeat('x', 100) FROM generate_series(1, 30000) g",
+        "CREATE PUBLICATION pub_ha_chunk FOR TABLE ha_chunk");
+    TableName name = TableName.parse("ha_chunk");
+    // answers 15 ms late, so that the copy lasts long enough to cut it in the middle
+    RecordingDestination shared =
+        RecordingDestination.builder()
+            .chunkedCopy(true)
+            .answerExecutor(CompletableFuture.delayedExecutor(15, TimeUnit.MILLISECONDS))
+            .build();
+    EpochRecorder first = new EpochRecorder(shared);
+    EpochRecorder second = new EpochRecorder(shared);
+    // the first instance notices the loss of its lease at its next check, 2 s at most, and then
+    // waits as a standby too; the standby checks every 100 ms, so that it is the one to take over
+    PipelineConfig.Builder cfg =
+        config(db, "ha_chunk", "pub_ha_chunk")
+            .chunkedCopyMinBytes(0)
+            .copyChunkBytes(64 * 1024)
+            .copyConnectionsPerTable(1)
+            .takeoverDelay(Duration.ofSeconds(5));
+    PostgresStore storeA = store(db, "ha_chunk");
+    Pipeline a = pipeline(cfg.leaseCheckInterval(Duration.ofSeconds(2)).build(), storeA, first);
+    a.start();
+    PostgresStore storeB = store(db, "ha_chunk");
+    Pipeline b = pipeline(cfg.leaseCheckInterval(Duration.ofMillis(100)).build(), storeB, second);
+    b.start();
+    assertThat(b.status().phase()).isEqualTo(PipelineStatus.Phase.STANDBY);
+    TableId table = PipelineHarness.oid(db, "ha_chunk");
+    await()
+        .atMost(WAIT)
+        .pollInterval(Duration.ofMillis(20))
+        .until(
+            () ->
+                storeA.chunks(table).stream().filter(PipelineStore.ChunkRecord::done).count() >= 3);
+    db.queryLong(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+            + " AND objsubid = 2 AND objid = (SELECT id FROM etl.pipeline_leases"
+            + " WHERE pipeline_id = 'ha_chunk')");
+    await().atMost(WAIT).until(() -> b.status().phase() == PipelineStatus.Phase.RUNNING);
+    PipelineHarness.awaitAllReady(storeB, 1);
+    db.execute("INSERT INTO ha_chunk VALUES (-1, -1, 'marker')");
+    shared.awaitRowsEqual(name, SourceTables.read(db, name), WAIT);
+
+    List<Integer> byFirst = first.chunkEnds;
+    List<Integer> bySecond = second.chunkEnds;
+    assertThat(byFirst).as("chunks the first instance completed").hasSizeGreaterThanOrEqualTo(3);
+    assertThat(bySecond).as("the second instance resumed the copy").isNotEmpty();
+    assertThat(bySecond.stream().filter(byFirst::contains).count())
+        .as("chunks read again after the takeover (one copy connection)")
+        .isLessThanOrEqualTo(1);
+    assertThat(shared.count(DestinationOperation.DROP_TABLE_FOR_COPY, name))
+        .as("the copy was not started over")
+        .isEqualTo(1);
+    assertThat(second.calls).allMatch(c -> c.epoch() == b.status().epoch());
+    assertThat(storeB.chunks(table)).as("a finished chunked copy keeps no chunk rows").isEmpty();
+    // the two instances share one recording destination, which sees each one's startup
+    assertThat(shared.violations())
+        .allMatch(v -> v.equals("startup called again without shutdown in between"));
   }
 
   /** Two pipelines with different ids in one store never block each other. */

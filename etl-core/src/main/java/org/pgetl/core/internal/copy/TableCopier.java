@@ -313,7 +313,7 @@ public final class TableCopier {
     }
 
     /** Sends a batch and waits for its answer; false when the copy must stop. */
-    private boolean send(List<TableRow> batch, long bytes) {
+    private boolean send(List<TableRow> batch, long bytes, long wireBytes) {
       ReplicatedTableSchema schema = source.schema();
       TableCopyBatchId batchId = new TableCopyBatchId(id, sequence.getAndIncrement());
       String what = "copy batch " + batchId + " of " + schema.name();
@@ -451,10 +451,11 @@ public final class TableCopier {
      * Takes a batch.
      *
      * @param rows the rows, never empty
-     * @param bytes their estimated size
+     * @param bytes their estimated size in memory, which sizes batches
+     * @param wireBytes their size as the COPY sent them, which progress reports
      * @return false when the copy must stop
      */
-    boolean accept(List<TableRow> rows, long bytes);
+    boolean accept(List<TableRow> rows, long bytes, long wireBytes);
   }
 
   /**
@@ -495,6 +496,7 @@ public final class TableCopier {
     CopyOut out = c.unwrap(PGConnection.class).getCopyAPI().copyOut(sql);
     List<TableRow> batch = new ArrayList<>();
     long batchBytes = 0;
+    long batchWireBytes = 0;
     long limit = firstBatchBytes;
     long batchStarted = ticker.nanoTime();
     try {
@@ -510,12 +512,14 @@ public final class TableCopier {
         }
         batch.add(row);
         batchBytes += row.sizeHintBytes();
+        batchWireBytes += data.length;
         if (batchBytes >= limit || ticker.nanoTime() - batchStarted >= maxFillNanos) {
-          if (!sink.accept(batch, batchBytes)) {
+          if (!sink.accept(batch, batchBytes, batchWireBytes)) {
             return false;
           }
           batch = new ArrayList<>();
           batchBytes = 0;
+          batchWireBytes = 0;
           limit = maxBytes;
         }
       }
@@ -530,7 +534,7 @@ public final class TableCopier {
       }
     }
     afterRead.run();
-    return batch.isEmpty() || sink.accept(batch, batchBytes);
+    return batch.isEmpty() || sink.accept(batch, batchBytes, batchWireBytes);
   }
 
   /** A step that may fail with an {@link SQLException}. */

@@ -582,7 +582,7 @@ final class ChunkedCopier {
       throws SQLException {
     long maxBytes =
         Math.max(1, ctx.config.batchMaxBytes() / Math.max(1, ctx.config.copyConnectionsPerTable()));
-    long[] sent = {0, 0, 0}; // batches, rows, bytes
+    long[] sent = {0, 0, 0}; // batches, rows, bytes as the COPY sent them
     boolean complete =
         TableCopier.readBatches(
             c,
@@ -593,13 +593,13 @@ final class ChunkedCopier {
             Long.MAX_VALUE, // a chunk's batches are cut by size only
             ctx.ticker,
             c::commit, // the rows are read: the snapshot is no longer needed
-            (rows, bytes) -> {
+            (rows, bytes, wireBytes) -> {
               if (!send(firstBatch + sent[0], rows, bytes)) {
                 return false;
               }
               sent[0]++;
               sent[1] += rows.size();
-              sent[2] += bytes;
+              sent[2] += wireBytes;
               return true;
             });
     return complete ? sent : null;
