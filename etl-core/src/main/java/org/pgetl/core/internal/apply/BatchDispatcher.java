@@ -229,8 +229,11 @@ final class BatchDispatcher {
    * @return the last received LSN, or null when the stream is not idle
    */
   @Nullable Lsn confirmIfIdle() {
-    boolean idle = isIdle();
-    if (!idle && !isIdleButForOpenStreamedTransactions()) {
+    if (!settledButForTheSpool()) {
+      return null;
+    }
+    boolean idle = intake.spoolEmpty();
+    if (!idle && !intake.onlyOpenStreamedTransactionsSpooled()) {
       return null;
     }
     Lsn received = source.lastReceivedLsn();
@@ -240,25 +243,21 @@ final class BatchDispatcher {
     return received;
   }
 
-  /** Idle but for the spooled changes of streamed transactions that have not committed yet. */
-  private boolean isIdleButForOpenStreamedTransactions() {
-    return !intake.inTransaction()
-        && !discarded
-        && !abandoned
-        && intake.onlyOpenStreamedTransactionsSpooled()
-        && batch.isEmpty()
-        && window.isClear();
-  }
-
   /**
    * True when nothing received is unconfirmed for a reason of this stream: no open or streamed
    * transaction, nothing buffered, in flight or accepted-not-durable, nothing ever discarded.
    */
   private boolean isIdle() {
+    return settledButForTheSpool() && intake.spoolEmpty();
+  }
+
+  /**
+   * No open transaction, nothing buffered, in flight or accepted-not-durable, nothing discarded.
+   */
+  private boolean settledButForTheSpool() {
     return !intake.inTransaction()
         && !discarded
         && !abandoned
-        && intake.spoolEmpty()
         && batch.isEmpty()
         && window.isClear();
   }
