@@ -179,6 +179,14 @@ public final class ApplyLoop {
         if (output.finished()) {
           continue;
         }
+      } else {
+        Lsn quietAt = output.idleButForOpenStreamedTransactions();
+        if (quietAt != null) {
+          role.whenIdleButForOpenStreamedTransactions(quietAt, control);
+          if (output.finished()) {
+            continue;
+          }
+        }
       }
       // a held change waits for a chunk whose rows wait for what is batched to be durable
       boolean holding = intake.holding();

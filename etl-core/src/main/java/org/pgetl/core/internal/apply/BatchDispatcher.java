@@ -215,9 +215,22 @@ final class BatchDispatcher {
   }
 
   /**
-   * When the stream is idle, confirms everything received to the source and returns the position;
-   * when it is idle but for streamed transactions that have not committed (between their stream
-   * blocks), returns the position without confirming it.
+   * When the stream is fully idle, confirms everything received to the source.
+   *
+   * @return the confirmed (last received) LSN, or null when the stream is not idle
+   */
+  @Nullable Lsn confirmIfIdle() {
+    if (!isIdle()) {
+      return null;
+    }
+    Lsn received = source.lastReceivedLsn();
+    source.advanceFlushed(received);
+    return received;
+  }
+
+  /**
+   * When the stream is idle but for streamed transactions that have not committed (between their
+   * stream blocks), returns the last received position, which is not confirmed.
    *
    * <p>Such a transaction commits after every position received so far (the server sends a commit
    * before any later position), so everything committed up to the returned position is durable, as
@@ -226,21 +239,13 @@ final class BatchDispatcher {
    * streamed transaction held back every table's hand-off until its commit, as PostgreSQL's own
    * apply worker, which syncs tables between stream blocks, does not.
    *
-   * @return the last received LSN, or null when the stream is not idle
+   * @return the last received LSN, or null
    */
-  @Nullable Lsn confirmIfIdle() {
-    if (!settledButForTheSpool()) {
+  @Nullable Lsn idleButForOpenStreamedTransactions() {
+    if (!settledButForTheSpool() || !intake.onlyOpenStreamedTransactionsSpooled()) {
       return null;
     }
-    boolean idle = intake.spoolEmpty();
-    if (!idle && !intake.onlyOpenStreamedTransactionsSpooled()) {
-      return null;
-    }
-    Lsn received = source.lastReceivedLsn();
-    if (idle) {
-      source.advanceFlushed(received);
-    }
-    return received;
+    return source.lastReceivedLsn();
   }
 
   /**

@@ -77,14 +77,27 @@ public interface StreamRole {
 
   /**
    * Called when the stream is idle: no open transaction, nothing buffered, in flight or waiting for
-   * durability. Streamed transactions that have not committed may be spooled, between their stream
-   * blocks: they commit after {@code lastReceived}, so everything that committed up to it is
-   * durable, but the position is not confirmed to the server until they end.
+   * durability; {@code lastReceived} is confirmed to the server.
    *
    * @param lastReceived the last LSN the server sent
    * @param control the loop
    */
   void whenIdle(Lsn lastReceived, Control control);
+
+  /**
+   * Called when the stream is idle but for streamed transactions that have not committed, between
+   * their stream blocks: they commit after {@code lastReceived}, so everything that committed up to
+   * it is durable, but the position is not confirmed to the server (a restart streams again from
+   * the confirmed one, those transactions' changes included). By default the same as {@link
+   * #whenIdle}; a role that records state which a restart must find consistent with the confirmed
+   * position does less.
+   *
+   * @param lastReceived the last LSN the server sent, not confirmed
+   * @param control the loop
+   */
+  default void whenIdleButForOpenStreamedTransactions(Lsn lastReceived, Control control) {
+    whenIdle(lastReceived, control);
+  }
 
   /**
    * Called once per loop iteration, for timers (due retries).

@@ -153,6 +153,23 @@ final class ApplyStreamRole implements StreamRole {
     }
   }
 
+  /**
+   * As {@link #whenIdle} but without promoting a table to {@code Ready}: the position is not
+   * confirmed and the stored progress may lie before a table's {@code SyncDone} point, so a restart
+   * streams again from before it; a {@code Ready} table would take those changes a second time,
+   * where a {@code SyncDone} one skips them. The promotion waits for a durable or confirmed
+   * position.
+   */
+  @Override
+  public void whenIdleButForOpenStreamedTransactions(Lsn lastReceived, Control control) {
+    ctx.chunks.durable(lastReceived);
+    ctx.board.caughtUpTo(lastReceived);
+    ctx.board.progressed();
+    if (ctx.tables.anySyncing()) {
+      handOff(lastReceived, control);
+    }
+  }
+
   @Override
   public boolean settled() {
     return !ctx.tables.anySyncing() && !ctx.chunks.anyActive() && ctx.commands.isEmpty();
