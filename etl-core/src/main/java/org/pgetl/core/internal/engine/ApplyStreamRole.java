@@ -144,11 +144,8 @@ final class ApplyStreamRole implements StreamRole {
 
   @Override
   public void whenIdle(Lsn lastReceived, Control control) {
-    ctx.chunks.durable(lastReceived);
-    ctx.board.caughtUpTo(lastReceived);
-    ctx.board.progressed();
+    whenIdleButForOpenStreamedTransactions(lastReceived, control);
     if (ctx.tables.anySyncing()) {
-      handOff(lastReceived, control);
       promoteReady(lastReceived);
     }
   }
